@@ -1,0 +1,143 @@
+// Package jobstore keeps where each job is: its current document in the
+// JOB_STATUS bucket (small: no result) and its final document, result
+// included, once in the RESULTS stream. Ingest reads it; workers write it.
+package jobstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/surveyor/surveyor/pkg/bus"
+	"github.com/surveyor/surveyor/pkg/job"
+)
+
+// ErrNotFound means no job has that id (or it expired).
+var ErrNotFound = errors.New("job not found")
+
+// Store reads and writes job documents.
+type Store struct {
+	js jetstream.JetStream
+	kv jetstream.KeyValue
+}
+
+// Open binds to the bucket and stream that bus.Setup declared.
+func Open(ctx context.Context, js jetstream.JetStream) (*Store, error) {
+	kv, err := js.KeyValue(ctx, bus.StatusBucket)
+	if err != nil {
+		return nil, fmt.Errorf("status bucket: %w", err)
+	}
+	return &Store{js: js, kv: kv}, nil
+}
+
+// KV is the status bucket, for watchers.
+func (s *Store) KV() jetstream.KeyValue { return s.kv }
+
+// Status returns the job's current document, without its result.
+func (s *Store) Status(ctx context.Context, id string) (*job.Job, error) {
+	e, err := s.kv.Get(ctx, id)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	return decode(e.Value())
+}
+
+// Get returns the job as GET shows it: the final document with its result
+// once the job has ended, the current status document before.
+func (s *Store) Get(ctx context.Context, id string) (*job.Job, error) {
+	j, err := s.Status(ctx, id)
+	if err != nil || !j.Status.Finished() {
+		return j, err
+	}
+	final, err := s.Final(ctx, j.Kind, id)
+	if errors.Is(err, ErrNotFound) {
+		return j, nil // the result aged out of RESULTS before the status did
+	}
+	return final, err
+}
+
+// Final returns the document published to RESULTS when the job ended.
+func (s *Store) Final(ctx context.Context, k job.Kind, id string) (*job.Job, error) {
+	stream, err := s.js.Stream(ctx, bus.ResultsStream)
+	if err != nil {
+		return nil, err
+	}
+	msg, err := stream.GetLastMsgForSubject(ctx, job.ResultSubject(k, id))
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	return decode(msg.Data)
+}
+
+// Put stores the job's current document. The result is left out: it is
+// stored once, in RESULTS, by Finish.
+func (s *Store) Put(ctx context.Context, j *job.Job) error {
+	data, err := encodeStatus(j)
+	if err != nil {
+		return err
+	}
+	_, err = s.kv.Put(ctx, j.ID, data)
+	return err
+}
+
+// CreateAsync stores the document of a new job unless one already exists
+// (a worker that was faster than ingest must not be overwritten with
+// "queued"). The caller waits on the future; IsExists tells the harmless
+// refusal from a real failure.
+func (s *Store) CreateAsync(j *job.Job) (jetstream.PubAckFuture, error) {
+	data, err := encodeStatus(j)
+	if err != nil {
+		return nil, err
+	}
+	m := nats.NewMsg("$KV." + bus.StatusBucket + "." + j.ID)
+	m.Data = data
+	return s.js.PublishMsgAsync(m, jetstream.WithExpectLastSequencePerSubject(0))
+}
+
+// IsExists reports whether a CreateAsync failed only because the key was
+// already there.
+func IsExists(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
+		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
+}
+
+// Finish publishes the final document to results.<kind>.<id> and then
+// records the final status. The result is stored before the status says
+// so, and both before the worker acknowledges the job.
+func (s *Store) Finish(ctx context.Context, j *job.Job) error {
+	data, err := json.Marshal(j)
+	if err != nil {
+		return err
+	}
+	m := nats.NewMsg(job.ResultSubject(j.Kind, j.ID))
+	m.Data = data
+	if _, err := s.js.PublishMsg(ctx, m, jetstream.WithMsgID(j.ID+"."+string(j.Status))); err != nil {
+		return fmt.Errorf("publish result: %w", err)
+	}
+	return s.Put(ctx, j)
+}
+
+func encodeStatus(j *job.Job) ([]byte, error) {
+	c := *j
+	c.Result = nil
+	return json.Marshal(c)
+}
+
+func decode(b []byte) (*job.Job, error) {
+	var j job.Job
+	if err := json.Unmarshal(b, &j); err != nil {
+		return nil, fmt.Errorf("job document: %w", err)
+	}
+	return &j, nil
+}

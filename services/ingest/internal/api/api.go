@@ -1,0 +1,337 @@
+// Package api is ingest's HTTP surface on fasthttp: the /v1 job endpoints,
+// health, metrics and the OpenAPI document. Handlers validate, hand the
+// work to intake, and answer; every error is problem+json.
+package api
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"mime"
+	"strings"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/surveyor/surveyor/pkg/job"
+	"github.com/surveyor/surveyor/pkg/jobstore"
+	"github.com/surveyor/surveyor/pkg/obs"
+	"github.com/surveyor/surveyor/pkg/sitemap"
+	"github.com/surveyor/surveyor/services/ingest/internal/intake"
+	"github.com/surveyor/surveyor/services/ingest/internal/problem"
+	"github.com/surveyor/surveyor/services/ingest/internal/validate"
+)
+
+//go:embed openapi.json
+var openAPI []byte
+
+// OpenAPI returns the OpenAPI 3.1 document served at /openapi.json.
+func OpenAPI() []byte { return openAPI }
+
+// MaxBody is the largest request body (contract §3).
+const MaxBody = 1 << 20
+
+// Jobs is what the API needs from intake.
+type Jobs interface {
+	Submit(ctx context.Context, reqs []validate.Request) ([]intake.Outcome, int, error)
+	Get(ctx context.Context, id string) (*job.Job, error)
+}
+
+// API serves ingest's routes.
+type API struct {
+	Jobs         Jobs
+	AllowPrivate bool
+	// Ready reports whether NATS is connected and the streams exist.
+	Ready func() error
+	// Limit, when set, decides whether a request may proceed (rate limit).
+	Limit func(ctx *fasthttp.RequestCtx) bool
+	// Technologies serves the /technologies area when set.
+	Technologies fasthttp.RequestHandler
+}
+
+var (
+	httpRequests = obs.Default.NewCounterVec("surveyor_http_requests_total",
+		"HTTP requests answered by ingest, by route and status.", "route", "status")
+	httpSeconds = obs.Default.NewHistogramVec("surveyor_http_request_duration_seconds",
+		"Time to answer an HTTP request, by route.", obs.DurationBuckets, "route")
+)
+
+// route is one entry of the routing table.
+type route struct {
+	name   string // metric label and OpenAPI path
+	method string
+	serve  func(a *API, ctx *fasthttp.RequestCtx, id string)
+}
+
+// Handler is the fasthttp entry point.
+func (a *API) Handler(ctx *fasthttp.RequestCtx) {
+	start := time.Now()
+	name := a.dispatch(ctx)
+	httpRequests.With(name, statusLabel(ctx.Response.StatusCode())).Inc()
+	httpSeconds.With(name).Observe(time.Since(start).Seconds())
+}
+
+// ErrorHandler answers requests fasthttp could not read (413 for bodies
+// over the limit) in the API's own format.
+func ErrorHandler(ctx *fasthttp.RequestCtx, err error) {
+	if errors.Is(err, fasthttp.ErrBodyTooLarge) {
+		problem.Write(ctx, fasthttp.StatusRequestEntityTooLarge, "request body is larger than 1 MiB")
+		return
+	}
+	problem.Write(ctx, fasthttp.StatusBadRequest, "cannot read the request")
+}
+
+func (a *API) dispatch(ctx *fasthttp.RequestCtx) string {
+	path := string(ctx.Path())
+	if strings.HasPrefix(path, "/technologies") && a.Technologies != nil {
+		a.Technologies(ctx)
+		return "/technologies"
+	}
+	routes, id := match(path)
+	if routes == nil {
+		problem.Write(ctx, fasthttp.StatusNotFound, "no such path")
+		return "unknown"
+	}
+	method := string(ctx.Method())
+	if method == fasthttp.MethodHead {
+		method = fasthttp.MethodGet
+	}
+	for _, rt := range routes {
+		if rt.method == method {
+			if rt.method == fasthttp.MethodPost && a.Limit != nil && !a.Limit(ctx) {
+				problem.Write(ctx, fasthttp.StatusTooManyRequests, "rate limit exceeded for this client")
+				return rt.name
+			}
+			rt.serve(a, ctx, id)
+			return rt.name
+		}
+	}
+	allow := make([]string, 0, 2)
+	for _, rt := range routes {
+		allow = append(allow, rt.method)
+		if rt.method == fasthttp.MethodGet {
+			allow = append(allow, fasthttp.MethodHead)
+		}
+	}
+	problem.Write(ctx, fasthttp.StatusMethodNotAllowed, "method "+string(ctx.Method())+" is not allowed here")
+	ctx.Response.Header.Set("Allow", strings.Join(allow, ", "))
+	return routes[0].name
+}
+
+// match finds the routes of a path and the job id it carries, if any.
+func match(path string) ([]route, string) {
+	if rs, ok := static[path]; ok {
+		return rs, ""
+	}
+	for _, p := range withID {
+		rest, ok := strings.CutPrefix(path, p.prefix)
+		if !ok {
+			continue
+		}
+		id, tail, _ := strings.Cut(rest, "/")
+		if id == "" {
+			continue
+		}
+		if tail == "" && !strings.HasSuffix(rest, "/") {
+			return p.routes, id
+		}
+		if p.sub != nil && tail == p.subName {
+			return p.sub, id
+		}
+	}
+	return nil, ""
+}
+
+func post(name string, e validate.Endpoint) []route {
+	return []route{{name: name, method: fasthttp.MethodPost, serve: func(a *API, ctx *fasthttp.RequestCtx, _ string) { a.launch(ctx, e) }}}
+}
+
+func get(name string, serve func(a *API, ctx *fasthttp.RequestCtx, id string)) []route {
+	return []route{{name: name, method: fasthttp.MethodGet, serve: serve}}
+}
+
+var static = map[string][]route{
+	"/v1/scans":           post("/v1/scans", validate.ScanMany),
+	"/v1/scan":            post("/v1/scan", validate.ScanOne),
+	"/v1/sitemap":         post("/v1/sitemap", validate.SitemapOne),
+	"/v1/emails/validate": post("/v1/emails/validate", validate.EmailMany),
+	"/v1/email/validate":  post("/v1/email/validate", validate.EmailOne),
+	"/healthz":            get("/healthz", func(a *API, ctx *fasthttp.RequestCtx, _ string) { writeJSON(ctx, map[string]string{"status": "ok"}) }),
+	"/readyz":             get("/readyz", (*API).readyz),
+	"/metrics":            get("/metrics", (*API).metrics),
+	"/openapi.json":       get("/openapi.json", (*API).openapi),
+}
+
+type idRoute struct {
+	prefix  string
+	routes  []route
+	subName string
+	sub     []route
+}
+
+var withID = []idRoute{
+	{prefix: "/v1/scan/", routes: get("/v1/scan/{scan_id}", jobGetter(job.Scan))},
+	{prefix: "/v1/sitemap/", routes: get("/v1/sitemap/{sitemap_id}", jobGetter(job.Sitemap)),
+		subName: "sitemap.xml", sub: get("/v1/sitemap/{sitemap_id}/sitemap.xml", (*API).sitemapXML)},
+	{prefix: "/v1/email/validate/", routes: get("/v1/email/validate/{job_id}", jobGetter(job.Email))},
+}
+
+// launch serves the five POSTs.
+func (a *API) launch(ctx *fasthttp.RequestCtx, e validate.Endpoint) {
+	if !isJSON(ctx.Request.Header.ContentType()) {
+		problem.Write(ctx, fasthttp.StatusUnsupportedMediaType, "Content-Type must be application/json")
+		return
+	}
+	reqs, errs := validate.Decode(e, ctx.PostBody(), a.AllowPrivate)
+	if len(errs) == 1 && errs[0].Field == "" {
+		problem.Write(ctx, fasthttp.StatusBadRequest, errs[0].Message)
+		return
+	}
+	if len(errs) > 0 {
+		problem.Write(ctx, fasthttp.StatusBadRequest, "the request has invalid fields", errs...)
+		return
+	}
+	outs, eta, err := a.Jobs.Submit(ctx, reqs)
+	switch {
+	case errors.Is(err, intake.ErrQueueFull):
+		problem.Write(ctx, fasthttp.StatusTooManyRequests, "the job queue is full; try again shortly")
+		return
+	case errors.Is(err, intake.ErrUnavailable):
+		problem.Write(ctx, fasthttp.StatusServiceUnavailable, "the message bus is unavailable; nothing was stored")
+		return
+	case err != nil:
+		problem.Write(ctx, fasthttp.StatusInternalServerError, "internal error")
+		return
+	}
+	writeJSON(ctx, launchResponse(e, reqs, outs, eta))
+}
+
+// launchResponse shapes the 200 document of each POST (contract §3).
+func launchResponse(e validate.Endpoint, reqs []validate.Request, outs []intake.Outcome, eta int) any {
+	single := func(idField, targetField, target string, o intake.Outcome, extra ...any) map[string]any {
+		m := map[string]any{idField: o.ID, targetField: target, "status": o.Status,
+			"estimated_time_seconds": etaFor(o, eta), "deduplicated": o.Deduplicated}
+		for i := 0; i+1 < len(extra); i += 2 {
+			m[extra[i].(string)] = extra[i+1]
+		}
+		return m
+	}
+	switch e {
+	case validate.ScanOne:
+		return single("scan_id", "url", reqs[0].URL, outs[0])
+	case validate.SitemapOne:
+		return single("sitemap_id", "url", reqs[0].URL, outs[0], "max_pages", reqs[0].MaxPages)
+	case validate.EmailOne:
+		return single("job_id", "email", reqs[0].Email, outs[0])
+	case validate.ScanMany:
+		items := make([]map[string]string, len(outs))
+		for i, o := range outs {
+			items[i] = map[string]string{"scan_id": o.ID, "url": reqs[i].URL}
+		}
+		return map[string]any{"scans": items, "estimated_time_seconds": eta}
+	default:
+		items := make([]map[string]string, len(outs))
+		for i, o := range outs {
+			items[i] = map[string]string{"job_id": o.ID, "email": reqs[i].Email}
+		}
+		return map[string]any{"jobs": items, "estimated_time_seconds": eta}
+	}
+}
+
+func etaFor(o intake.Outcome, eta int) int {
+	if o.Status.Finished() {
+		return 0
+	}
+	return eta
+}
+
+func jobGetter(k job.Kind) func(a *API, ctx *fasthttp.RequestCtx, id string) {
+	return func(a *API, ctx *fasthttp.RequestCtx, id string) {
+		if j := a.lookup(ctx, k, id); j != nil {
+			writeJSON(ctx, j)
+		}
+	}
+}
+
+// lookup fetches a job of kind k, answering the error itself when it fails.
+func (a *API) lookup(ctx *fasthttp.RequestCtx, k job.Kind, id string) *job.Job {
+	j, err := a.Jobs.Get(ctx, id)
+	switch {
+	case errors.Is(err, jobstore.ErrNotFound) || (err == nil && j.Kind != k):
+		problem.Write(ctx, fasthttp.StatusNotFound, "no "+string(k)+" job with id "+id)
+		return nil
+	case errors.Is(err, intake.ErrUnavailable):
+		problem.Write(ctx, fasthttp.StatusServiceUnavailable, "the message bus is unavailable")
+		return nil
+	case err != nil:
+		problem.Write(ctx, fasthttp.StatusInternalServerError, "internal error")
+		return nil
+	}
+	return j
+}
+
+func (a *API) sitemapXML(ctx *fasthttp.RequestCtx, id string) {
+	j := a.lookup(ctx, job.Sitemap, id)
+	if j == nil {
+		return
+	}
+	if j.Status != job.Completed {
+		problem.Write(ctx, fasthttp.StatusNotFound, "sitemap "+id+" is "+string(j.Status)+", not completed")
+		return
+	}
+	var res sitemap.Result
+	if err := json.Unmarshal(j.Result, &res); err != nil {
+		problem.Write(ctx, fasthttp.StatusInternalServerError, "internal error")
+		return
+	}
+	var buf bytes.Buffer
+	if err := sitemap.WriteXML(&buf, res.Pages); err != nil {
+		problem.Write(ctx, fasthttp.StatusInternalServerError, "internal error")
+		return
+	}
+	ctx.SetContentType("application/xml; charset=utf-8")
+	ctx.SetBody(buf.Bytes())
+}
+
+func (a *API) readyz(ctx *fasthttp.RequestCtx, _ string) {
+	if err := a.Ready(); err != nil {
+		problem.Write(ctx, fasthttp.StatusServiceUnavailable, "not ready: "+err.Error())
+		return
+	}
+	writeJSON(ctx, map[string]string{"status": "ready"})
+}
+
+func (a *API) metrics(ctx *fasthttp.RequestCtx, _ string) {
+	ctx.SetContentType("text/plain; version=0.0.4; charset=utf-8")
+	obs.Default.Write(ctx)
+}
+
+func (a *API) openapi(ctx *fasthttp.RequestCtx, _ string) {
+	ctx.SetContentType("application/json")
+	ctx.SetBody(openAPI)
+}
+
+func isJSON(ct []byte) bool {
+	mt, _, err := mime.ParseMediaType(string(ct))
+	return err == nil && mt == "application/json"
+}
+
+func writeJSON(ctx *fasthttp.RequestCtx, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		problem.Write(ctx, fasthttp.StatusInternalServerError, "internal error")
+		return
+	}
+	ctx.SetContentType("application/json")
+	ctx.SetBody(body)
+}
+
+func statusLabel(code int) string {
+	const digits = "0123456789"
+	if code < 100 || code > 999 {
+		return "other"
+	}
+	return string([]byte{digits[code/100], digits[code/10%10], digits[code%10]})
+}

@@ -1,0 +1,66 @@
+package intake
+
+import (
+	"sync"
+	"time"
+
+	"github.com/surveyor/surveyor/pkg/job"
+)
+
+// entry is what de-duplication needs to know of the newest job for a key.
+type entry struct {
+	id       string
+	status   job.Status
+	created  time.Time
+	finished time.Time
+}
+
+// index maps request keys to their newest job. Every ingest replica keeps
+// its own, fed by its accepts and by a watch of the status bucket, so a
+// repeat finds its job without a store read.
+type index struct {
+	mu    sync.RWMutex
+	byKey map[string]entry
+}
+
+func newIndex() *index { return &index{byKey: map[string]entry{}} }
+
+// lookup returns the job a repeat of key may share: queued, running, or
+// finished within ttl.
+func (x *index) lookup(key string, ttl time.Duration, now time.Time) (entry, bool) {
+	x.mu.RLock()
+	e, ok := x.byKey[key]
+	x.mu.RUnlock()
+	if !ok {
+		return entry{}, false
+	}
+	switch e.status {
+	case job.Queued, job.Running:
+		return e, true
+	case job.Completed, job.Failed:
+		return e, now.Sub(e.finished) < ttl
+	}
+	return entry{}, false
+}
+
+// put records e unless a newer job (by creation) already holds the key;
+// a job's own updates always land.
+func (x *index) put(key string, e entry) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if old, ok := x.byKey[key]; ok && old.id != e.id && old.created.After(e.created) {
+		return
+	}
+	x.byKey[key] = e
+}
+
+// prune drops entries no repeat can use any more.
+func (x *index) prune(ttl, maxAge time.Duration, now time.Time) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for k, e := range x.byKey {
+		if (e.status.Finished() && now.Sub(e.finished) >= ttl) || now.Sub(e.created) >= maxAge {
+			delete(x.byKey, k)
+		}
+	}
+}

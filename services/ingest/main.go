@@ -1,0 +1,131 @@
+// Command ingest is Surveyor's public HTTP API: it validates job requests,
+// stores them in JetStream and serves their status and results. With
+// EMBEDDED_NATS=true it also runs the JetStream server, for one machine.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/valyala/fasthttp"
+
+	"github.com/surveyor/surveyor/pkg/bus"
+	"github.com/surveyor/surveyor/pkg/config"
+	"github.com/surveyor/surveyor/pkg/jobstore"
+	"github.com/surveyor/surveyor/pkg/obs"
+	"github.com/surveyor/surveyor/pkg/service"
+	"github.com/surveyor/surveyor/services/ingest/internal/api"
+	"github.com/surveyor/surveyor/services/ingest/internal/intake"
+	"github.com/surveyor/surveyor/services/ingest/internal/ratelimit"
+)
+
+func main() {
+	log := obs.Logger("ingest")
+	r := config.FromEnv()
+	common := service.ReadCommon(r)
+	embedded := r.Bool("EMBEDDED_NATS", false)
+	dataDir := r.String("DATA_DIR", "./data")
+	httpAddr := r.String("HTTP_ADDR", "127.0.0.1:8080")
+	allowPrivate := r.Bool("ALLOW_PRIVATE_TARGETS", false)
+	rateLimit := r.Float("RATE_LIMIT", 0)
+	trusted := r.List("TRUSTED_PROXIES")
+	var limiter *ratelimit.Limiter
+	if rateLimit > 0 {
+		var err error
+		if limiter, err = ratelimit.New(rateLimit, trusted); err != nil {
+			r.Fail("TRUSTED_PROXIES", "%v", err)
+		}
+	}
+	if err := r.Err(); err != nil {
+		service.Fatal(log, "configuration", err)
+	}
+
+	ctx, stop := service.Signals()
+	defer stop()
+
+	var opts []nats.Option
+	if embedded {
+		srv, err := bus.StartEmbedded(common.NATSURL, dataDir)
+		if err != nil {
+			service.Fatal(log, "embedded NATS (NATS_URL, DATA_DIR)", err)
+		}
+		defer srv.Shutdown()
+		opts = append(opts, srv.InProcess())
+		log.Info("embedded NATS listening", "url", srv.ClientURL(), "data_dir", dataDir)
+	}
+	nc, err := bus.Connect(common.NATSURL, "ingest", opts...)
+	if err != nil {
+		service.Fatal(log, "nats connect", err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		service.Fatal(log, "jetstream", err)
+	}
+	for {
+		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err = bus.Setup(sctx, js, common.Bus)
+		cancel()
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		log.Warn("waiting for JetStream", "err", err)
+		time.Sleep(time.Second)
+	}
+	store, err := jobstore.Open(ctx, js)
+	if err != nil {
+		service.Fatal(log, "job store", err)
+	}
+	in := intake.New(js, store, intake.Config{CacheTTL: common.CacheTTL, ResultTTL: common.Bus.ResultTTL, Log: log})
+	go in.Run(ctx)
+
+	a := &api.API{
+		Jobs:         in,
+		AllowPrivate: allowPrivate,
+		Ready: func() error {
+			if nc.Status() != nats.CONNECTED {
+				return errors.New("nats " + nc.Status().String())
+			}
+			return nil
+		},
+	}
+	if limiter != nil {
+		a.Limit = func(c *fasthttp.RequestCtx) bool {
+			peer, _ := netip.AddrFromSlice(c.RemoteIP())
+			return limiter.Allow(limiter.Client(peer, string(c.Request.Header.Peek("X-Forwarded-For"))), time.Now())
+		}
+	}
+	srv := &fasthttp.Server{
+		Handler:            a.Handler,
+		ErrorHandler:       api.ErrorHandler,
+		Name:               "surveyor",
+		MaxRequestBodySize: api.MaxBody,
+		ReadTimeout:        10 * time.Second,
+		WriteTimeout:       10 * time.Second,
+		IdleTimeout:        60 * time.Second,
+	}
+	ln, err := net.Listen("tcp", httpAddr)
+	if err != nil {
+		service.Fatal(log, "listen (HTTP_ADDR)", err)
+	}
+	fmt.Fprintf(os.Stderr, "Surveyor API listening on http://%s\n", ln.Addr())
+	log.Info("ingest listening", "addr", ln.Addr().String())
+	go func() {
+		<-ctx.Done()
+		srv.ShutdownWithContext(context.Background())
+	}()
+	if err := srv.Serve(ln); err != nil {
+		service.Fatal(log, "http server", err)
+	}
+	log.Info("ingest stopped")
+}
