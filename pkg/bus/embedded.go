@@ -21,7 +21,7 @@ type Embedded struct {
 
 // StartEmbedded starts a JetStream server with file storage in dataDir,
 // listening on the host and port of listenURL (the first of NATS_URL). A
-// port of -1 picks a free one, which tests use.
+// port of 0 picks a free one, which tests use.
 func StartEmbedded(listenURL, dataDir string) (*Embedded, error) {
 	host, port, err := hostPort(listenURL)
 	if err != nil {
@@ -74,6 +74,9 @@ func hostPort(raw string) (string, int, error) {
 	port, err := strconv.Atoi(p)
 	if err != nil {
 		return "", 0, fmt.Errorf("NATS_URL: bad port %q", p)
+	}
+	if port == 0 {
+		port = server.RANDOM_PORT
 	}
 	return host, port, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -106,10 +107,13 @@ func Decode(e Endpoint, body []byte, allowPrivate bool) ([]Request, []FieldError
 	case ScanOne, ScanMany:
 		base.Kind = job.Scan
 		base.Options = d.options()
-		for i, raw := range d.targets(e == ScanMany, "url", "urls") {
-			u, msg := URL(raw, allowPrivate)
+		for _, t := range d.targets(e == ScanMany, "url", "urls") {
+			if t.field == "" {
+				continue
+			}
+			u, msg := URL(t.value, allowPrivate)
 			if msg != "" {
-				d.fail(d.itemName(e == ScanMany, "url", "urls", i), msg)
+				d.fail(t.field, msg)
 				continue
 			}
 			r := base
@@ -119,8 +123,8 @@ func Decode(e Endpoint, body []byte, allowPrivate bool) ([]Request, []FieldError
 	case SitemapOne:
 		base.Kind = job.Sitemap
 		base.MaxPages = d.maxPages()
-		for _, raw := range d.targets(false, "url", "") {
-			u, msg := URL(raw, allowPrivate)
+		for _, t := range d.targets(false, "url", "") {
+			u, msg := URL(t.value, allowPrivate)
 			if msg != "" {
 				d.fail("url", msg)
 				continue
@@ -131,10 +135,13 @@ func Decode(e Endpoint, body []byte, allowPrivate bool) ([]Request, []FieldError
 		}
 	case EmailOne, EmailMany:
 		base.Kind = job.Email
-		for i, raw := range d.targets(e == EmailMany, "email", "emails") {
-			addr, msg := Email(raw)
+		for _, t := range d.targets(e == EmailMany, "email", "emails") {
+			if t.field == "" {
+				continue
+			}
+			addr, msg := Email(t.value)
 			if msg != "" {
-				d.fail(d.itemName(e == EmailMany, "email", "emails", i), msg)
+				d.fail(t.field, msg)
 				continue
 			}
 			r := base
@@ -143,6 +150,7 @@ func Decode(e Endpoint, body []byte, allowPrivate bool) ([]Request, []FieldError
 		}
 	}
 	if len(d.errs) > 0 {
+		slices.SortStableFunc(d.errs, byItemIndex)
 		return nil, d.errs
 	}
 	return out, nil
@@ -176,15 +184,16 @@ func (d *decoder) fail(field, msg string) {
 	d.errs = append(d.errs, FieldError{Field: field, Message: msg})
 }
 
-func (d *decoder) itemName(many bool, one, list string, i int) string {
-	if many {
-		return fmt.Sprintf("%s[%d]", list, i)
-	}
-	return one
+// target is one string of the required field, with its field name.
+type target struct {
+	field string
+	value string
 }
 
-// targets reads the required string or list of strings.
-func (d *decoder) targets(many bool, one, list string) []string {
+// targets reads the required string or list of strings. Items of the wrong
+// type are reported and left out; the caller validates the rest, so one
+// answer lists every bad item.
+func (d *decoder) targets(many bool, one, list string) []target {
 	if !many {
 		raw, ok := d.obj[one]
 		if !ok || isNull(raw) {
@@ -195,7 +204,7 @@ func (d *decoder) targets(many bool, one, list string) []string {
 			d.fail(one, "must be a string")
 			return nil
 		}
-		return []string{s}
+		return []target{{one, s}}
 	}
 	raw, ok := d.obj[list]
 	if !ok || isNull(raw) {
@@ -210,16 +219,13 @@ func (d *decoder) targets(many bool, one, list string) []string {
 		d.fail(list, fmt.Sprintf("must have 1 to %d items (has %d)", MaxItems, len(items)))
 		return nil
 	}
-	out := make([]string, len(items))
-	bad := false
+	out := make([]target, len(items))
 	for i, it := range items {
-		if json.Unmarshal(it, &out[i]) != nil || isNull(it) {
+		out[i].field = fmt.Sprintf("%s[%d]", list, i)
+		if isNull(it) || json.Unmarshal(it, &out[i].value) != nil {
+			out[i].field = "" // reported here, skipped by the caller
 			d.fail(fmt.Sprintf("%s[%d]", list, i), "must be a string")
-			bad = true
 		}
-	}
-	if bad {
-		return nil
 	}
 	return out
 }
@@ -302,4 +308,24 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// byItemIndex orders errors of list items by their index ("urls[2]" before
+// "urls[10]"); other fields keep their order.
+func byItemIndex(a, b FieldError) int {
+	ai, aok := itemIndex(a.Field)
+	bi, bok := itemIndex(b.Field)
+	if !aok || !bok {
+		return 0
+	}
+	return ai - bi
+}
+
+func itemIndex(field string) (int, bool) {
+	open := strings.IndexByte(field, '[')
+	if open < 0 || !strings.HasSuffix(field, "]") {
+		return 0, false
+	}
+	n, err := strconv.Atoi(field[open+1 : len(field)-1])
+	return n, err == nil
 }

@@ -1,0 +1,153 @@
+package validate
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestURL(t *testing.T) {
+	long := "https://example.com/" + strings.Repeat("a", 2048-len("https://example.com/"))
+	cases := []struct {
+		in, want, err string
+		private       bool
+	}{
+		{in: "example.com", want: "https://example.com/"},
+		{in: "  Example.COM/Path?q=1#frag ", want: "https://example.com/Path?q=1"},
+		{in: "http://example.com:80/", want: "http://example.com/"},
+		{in: "https://example.com:443", want: "https://example.com/"},
+		{in: "https://example.com:8443/x", want: "https://example.com:8443/x"},
+		{in: "example.com:8080/x", want: "https://example.com:8080/x"},
+		{in: "https://bücher.de/", want: "https://xn--bcher-kva.de/"},
+		{in: "münchen.example", want: "https://xn--mnchen-3ya.example/"},
+		{in: "https://93.184.215.14/", want: "https://93.184.215.14/"},
+		{in: "https://[2606:4700::1111]/", want: "https://[2606:4700::1111]/"},
+		{in: "http://10.1.2.3/", err: "non-public"},
+		{in: "http://127.0.0.1:8080/", err: "non-public"},
+		{in: "http://[::1]/", err: "non-public"},
+		{in: "http://[::ffff:192.168.1.1]/", err: "non-public"},
+		{in: "http://169.254.169.254/latest/meta-data", err: "non-public"},
+		{in: "http://localhost/", err: "non-public"},
+		{in: "http://127.0.0.1:8080/", want: "http://127.0.0.1:8080/", private: true},
+		{in: "https://user:pass@example.com/", err: "user info"},
+		{in: "ftp://example.com/file", err: "scheme"},
+		{in: "mailto:a@example.com", err: "scheme"},
+		{in: "javascript:alert(1)", err: "scheme"},
+		{in: "https:///path", err: "host"},
+		{in: "", err: "empty"},
+		{in: "https://exa mple.com/", err: "not a valid URL"},
+		{in: "https://example.com:99999/", err: "port"},
+		{in: long, want: long},
+		{in: long + "b", err: "2048"},
+	}
+	for _, c := range cases {
+		got, msg := URL(c.in, c.private)
+		if c.err != "" {
+			if !strings.Contains(msg, c.err) {
+				t.Errorf("URL(%q) = %q, %q; want error containing %q", c.in, got, msg, c.err)
+			}
+			continue
+		}
+		if msg != "" || got != c.want {
+			t.Errorf("URL(%q) = %q, %q; want %q", c.in, got, msg, c.want)
+		}
+	}
+}
+
+func TestDecodeOptions(t *testing.T) {
+	cases := []struct {
+		body string
+		want []string
+		err  string
+	}{
+		{`{"url":"a.com"}`, []string{"technologies"}, ""},
+		{`{"url":"a.com","options":null}`, []string{"technologies"}, ""},
+		{`{"url":"a.com","options":[]}`, []string{"technologies"}, ""},
+		{`{"url":"a.com","options":["tls","TLS","headers"]}`, []string{"headers", "tls"}, ""},
+		{`{"url":"a.com","options":["all"]}`, ScanOptions, ""},
+		{`{"url":"a.com","options":["dns","all"]}`, ScanOptions, ""},
+		{`{"url":"a.com","options":["screenshots"]}`, nil, "options[0]"},
+		{`{"url":"a.com","options":[1]}`, nil, "options[0]"},
+		{`{"url":"a.com","options":"tls"}`, nil, "options"},
+	}
+	for _, c := range cases {
+		reqs, errs := Decode(ScanOne, []byte(c.body), false)
+		if c.err != "" {
+			if len(errs) != 1 || errs[0].Field != c.err {
+				t.Errorf("%s: errors %v, want one on %s", c.body, errs, c.err)
+			}
+			continue
+		}
+		if len(errs) > 0 || !reflect.DeepEqual(reqs[0].Options, c.want) {
+			t.Errorf("%s: options %v errors %v, want %v", c.body, reqs, errs, c.want)
+		}
+	}
+}
+
+func TestDecodeErrors(t *testing.T) {
+	many := func(n int, item string) string {
+		items := make([]string, n)
+		for i := range items {
+			items[i] = fmt.Sprintf(item, i)
+		}
+		return strings.Join(items, ",")
+	}
+	cases := []struct {
+		e      Endpoint
+		body   string
+		fields []string // every bad field, in order
+	}{
+		{ScanOne, `{"url":`, []string{""}},
+		{ScanOne, `[1,2]`, []string{""}},
+		{ScanOne, `"x"`, []string{""}},
+		{ScanOne, `null`, []string{""}},
+		{ScanOne, `{}`, []string{"url"}},
+		{ScanOne, `{"url":null}`, []string{"url"}},
+		{ScanOne, `{"url":42}`, []string{"url"}},
+		{ScanOne, `{"url":"a.com","force":"yes"}`, []string{"force"}},
+		{ScanOne, `{"url":"a.com","extra":1,"another":2}`, []string{"another", "extra"}},
+		{ScanMany, `{"urls":[]}`, []string{"urls"}},
+		{ScanMany, `{"urls":[` + many(1001, `"h%d.com"`) + `]}`, []string{"urls"}},
+		{ScanMany, `{"urls":["ok.com","ftp://x",3,"10.0.0.1"]}`, []string{"urls[1]", "urls[2]", "urls[3]"}},
+		{ScanMany, `{"urls":["ok.com","ftp://x","10.0.0.1"]}`, []string{"urls[1]", "urls[2]"}},
+		{ScanMany, `{"urls":"a.com"}`, []string{"urls"}},
+		{SitemapOne, `{"url":"a.com","max_pages":0}`, []string{"max_pages"}},
+		{SitemapOne, `{"url":"a.com","max_pages":10001}`, []string{"max_pages"}},
+		{SitemapOne, `{"url":"a.com","max_pages":2.5}`, []string{"max_pages"}},
+		{SitemapOne, `{"url":"a.com","max_pages":"9"}`, []string{"max_pages"}},
+		{SitemapOne, `{"url":"a.com","options":["tls"]}`, []string{"options"}},
+		{EmailOne, `{"email":""}`, []string{"email"}},
+		{EmailOne, `{"email":"` + strings.Repeat("a", 321) + `"}`, []string{"email"}},
+		{EmailMany, `{"emails":["a@b.c",""," "]}`, []string{"emails[1]", "emails[2]"}},
+		{EmailMany, `{"emails":[` + many(1001, `"u%d@x.com"`) + `]}`, []string{"emails"}},
+	}
+	for _, c := range cases {
+		_, errs := Decode(c.e, []byte(c.body), false)
+		var got []string
+		for _, e := range errs {
+			got = append(got, e.Field)
+			if e.Message == "" {
+				t.Errorf("%s: empty message for %s", c.body, e.Field)
+			}
+		}
+		if !reflect.DeepEqual(got, c.fields) {
+			t.Errorf("%.80s: bad fields %v, want %v", c.body, got, c.fields)
+		}
+	}
+}
+
+func TestDecodeAccepts(t *testing.T) {
+	reqs, errs := Decode(SitemapOne, []byte(`{"url":"A.com","force":null}`), false)
+	if len(errs) > 0 || reqs[0].MaxPages != DefaultMaxPages || reqs[0].Force || reqs[0].URL != "https://a.com/" {
+		t.Fatalf("%+v %v", reqs, errs)
+	}
+	reqs, errs = Decode(EmailMany, []byte(`{"emails":["Bob@Example.COM","not an address"],"force":true}`), false)
+	if len(errs) > 0 || reqs[0].Email != "Bob@example.com" || reqs[1].Email != "not an address" || !reqs[1].Force {
+		t.Fatalf("%+v %v", reqs, errs)
+	}
+	reqs, _ = Decode(ScanMany, []byte(`{"urls":["a.com","https://a.com/#x"]}`), false)
+	if reqs[0].Key() != reqs[1].Key() {
+		t.Fatalf("equal targets have different keys: %q %q", reqs[0].Key(), reqs[1].Key())
+	}
+}
