@@ -193,7 +193,9 @@ func (a *API) launch(ctx *fasthttp.RequestCtx, e validate.Endpoint) {
 		problem.Write(ctx, fasthttp.StatusBadRequest, "the request has invalid fields", errs...)
 		return
 	}
-	outs, eta, err := a.Jobs.Submit(ctx, reqs)
+	// fasthttp's RequestCtx is recycled after the handler returns, so it is
+	// not used as a context; intake bounds its own waits.
+	outs, eta, err := a.Jobs.Submit(context.Background(), reqs)
 	switch {
 	case errors.Is(err, intake.ErrQueueFull):
 		problem.Write(ctx, fasthttp.StatusTooManyRequests, "the job queue is full; try again shortly")
@@ -257,7 +259,9 @@ func jobGetter(k job.Kind) func(a *API, ctx *fasthttp.RequestCtx, id string) {
 
 // lookup fetches a job of kind k, answering the error itself when it fails.
 func (a *API) lookup(ctx *fasthttp.RequestCtx, k job.Kind, id string) *job.Job {
-	j, err := a.Jobs.Get(ctx, id)
+	gctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	j, err := a.Jobs.Get(gctx, id)
 	switch {
 	case errors.Is(err, jobstore.ErrNotFound) || (err == nil && j.Kind != k):
 		problem.Write(ctx, fasthttp.StatusNotFound, "no "+string(k)+" job with id "+id)
