@@ -1,0 +1,381 @@
+package verify
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/emersion/go-smtp"
+	"github.com/miekg/dns"
+
+	"github.com/surveyor/surveyor/pkg/config"
+	"github.com/surveyor/surveyor/pkg/job"
+	"github.com/surveyor/surveyor/services/emailcheck/internal/testservers"
+)
+
+// world is a DNS zone and the mail servers it points at.
+type world struct {
+	dns   *testservers.DNS
+	port  int
+	ok    *testservers.SMTP // mailbox server with a few users
+	catch *testservers.SMTP // accepts everyone
+	lists string            // EMAILCHECK_LISTS_DIR
+}
+
+// Mail hosts, one loopback address each.
+const (
+	ipOK = iota
+	ipCatchAll
+	ipClosed
+	ipSilent
+	ipTLS
+	ipNoSender
+	numIPs
+)
+
+// mailboxes answers RCPT TO like a server with a few known users.
+func mailboxes(greyUntil *sync.Map) func(string) error {
+	return func(to string) error {
+		local, _, _ := strings.Cut(to, "@")
+		switch local {
+		case "alice", "info", "用户":
+			return nil
+		case "full":
+			return &smtp.SMTPError{Code: 552, EnhancedCode: smtp.EnhancedCode{5, 2, 2}, Message: "mailbox full"}
+		case "disabled":
+			return &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 2, 1}, Message: "account disabled"}
+		case "blocked":
+			return &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 7, 1}, Message: "your IP is on a block list"}
+		case "busy":
+			return &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "local error"}
+		case "grey":
+			first, _ := greyUntil.LoadOrStore(to, time.Now().Add(100*time.Millisecond))
+			if time.Now().Before(first.(time.Time)) {
+				return &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 7, 1}, Message: "greylisted, try again later"}
+			}
+			return nil
+		}
+		return &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 1, 1}, Message: "no such user"}
+	}
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	w := &world{dns: testservers.StartDNS(t)}
+	var lns []net.Listener
+	w.port, lns = testservers.Listeners(t, numIPs)
+	ip := func(i int) string { return testservers.IP(lns[i]) }
+	var grey sync.Map
+	w.ok = testservers.ServeSMTP(t, lns[ipOK], testservers.SMTPConfig{Rcpt: mailboxes(&grey), SMTPUTF8: true})
+	w.catch = testservers.ServeSMTP(t, lns[ipCatchAll], testservers.SMTPConfig{})
+	lns[ipClosed].Close()
+	testservers.ServeSilent(t, lns[ipSilent])
+	tlsCfg, _ := testservers.SelfSignedTLS(t, "mx.tls.test")
+	testservers.ServeSMTP(t, lns[ipTLS], testservers.SMTPConfig{Rcpt: mailboxes(&grey), TLS: tlsCfg})
+	testservers.ServeSMTP(t, lns[ipNoSender], testservers.SMTPConfig{Mail: func(string) error {
+		return &smtp.SMTPError{Code: 553, EnhancedCode: smtp.EnhancedCode{5, 7, 1}, Message: "sender address rejected"}
+	}})
+	w.dns.Add(t,
+		"ok.test. 60 IN MX 10 mx.ok.test.",
+		"mx.ok.test. 60 IN A "+ip(ipOK),
+		"catchall.test. 60 IN MX 10 mx.catchall.test.",
+		"mx.catchall.test. 60 IN A "+ip(ipCatchAll),
+		"nomx.test. 60 IN A "+ip(ipOK),
+		"null.test. 60 IN MX 0 .",
+		"noaddr.test. 60 IN MX 10 mx.noaddr.test.",
+		"refused.test. 60 IN MX 10 mx.refused.test.",
+		"mx.refused.test. 60 IN A "+ip(ipClosed),
+		"silent.test. 60 IN MX 10 mx.silent.test.",
+		"mx.silent.test. 60 IN A "+ip(ipSilent),
+		"twomx.test. 60 IN MX 10 mx.refused.test.",
+		"twomx.test. 60 IN MX 20 mx.ok.test.",
+		"tls.test. 60 IN MX 10 mx.tls.test.",
+		"mx.tls.test. 60 IN A "+ip(ipTLS),
+		"nosender.test. 60 IN MX 10 mx.nosender.test.",
+		"mx.nosender.test. 60 IN A "+ip(ipNoSender),
+		"throwaway.test. 60 IN MX 10 mx.ok.test.",
+		"private.test. 60 IN MX 10 mx.ok.test.",
+	)
+	w.dns.Fail("servfail.test", dns.RcodeServerFailure)
+	w.lists = t.TempDir()
+	if err := os.WriteFile(filepath.Join(w.lists, "disposable.txt"), []byte("throwaway.test\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func (w *world) config(t *testing.T, env map[string]string) Config {
+	t.Helper()
+	m := map[string]string{
+		"ALLOW_PRIVATE_TARGETS":      "true",
+		"DNS_SERVER":                 w.dns.Addr,
+		"SMTP_PORT":                  fmt.Sprint(w.port),
+		"SMTP_HELO":                  "probe.test",
+		"EMAILCHECK_BANNER_TIMEOUT":  "300ms",
+		"EMAILCHECK_COMMAND_TIMEOUT": "2s",
+		"EMAILCHECK_LISTS_DIR":       w.lists,
+	}
+	for k, v := range env {
+		m[k] = v
+	}
+	r := config.FromMap(m)
+	cfg := ConfigFromEnv(r)
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func (w *world) handler(t *testing.T, env map[string]string) *Handler {
+	t.Helper()
+	h, err := NewHandler(w.config(t, env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.Close)
+	return h
+}
+
+func TestVerdicts(t *testing.T) {
+	w := newWorld(t)
+	h := w.handler(t, nil)
+	cases := []struct {
+		addr      string
+		reachable string
+		check     func(r Result) string // "" when fine
+	}{
+		{"alice@ok.test", Safe, func(r Result) string {
+			return expect(r.DNS.HasMX && r.SMTP.Checked && r.SMTP.CanConnect && r.SMTP.Deliverable &&
+				!r.SMTP.CatchAll && r.SMTP.Code == 250 && r.SMTP.MXHost == "mx.ok.test")
+		}},
+		{"Alice@OK.test", Invalid, func(r Result) string { // local parts are case-sensitive to this server
+			return expect(r.Syntax.Normalized == "Alice@ok.test" && r.SMTP.Code == 550)
+		}},
+		{"bob@ok.test", Invalid, func(r Result) string {
+			return expect(r.SMTP.Checked && !r.SMTP.Deliverable && r.SMTP.EnhancedCode == "5.1.1" && r.SMTP.Message == "no such user")
+		}},
+		{"alice@catchall.test", Risky, func(r Result) string { return expect(r.SMTP.Deliverable && r.SMTP.CatchAll) }},
+		{"full@ok.test", Risky, func(r Result) string {
+			return expect(r.SMTP.FullInbox && !r.SMTP.Deliverable && r.SMTP.Code == 552)
+		}},
+		{"disabled@ok.test", Invalid, func(r Result) string { return expect(r.SMTP.Disabled && r.SMTP.EnhancedCode == "5.2.1") }},
+		{"grey@ok.test", Unknown, func(r Result) string {
+			return expect(r.SMTP.Checked && r.SMTP.Code == 451 && strings.Contains(r.SMTP.Error, "greylisted"))
+		}},
+		{"busy@ok.test", Unknown, func(r Result) string { return expect(r.SMTP.Code == 451) }},
+		{"blocked@ok.test", Unknown, func(r Result) string { return expect(strings.Contains(r.SMTP.Error, "policy")) }},
+		{"info@ok.test", Risky, func(r Result) string { return expect(r.Misc.RoleAccount && r.SMTP.Deliverable) }},
+		{"alice@throwaway.test", Risky, func(r Result) string { return expect(r.Misc.Disposable && r.SMTP.Deliverable) }},
+		{"用户@ok.test", Safe, func(r Result) string { return expect(r.Syntax.SMTPUTF8 && r.SMTP.Deliverable) }},
+		{"alice@nomx.test", Safe, func(r Result) string {
+			return expect(!r.DNS.HasMX && r.DNS.FallbackA && r.SMTP.MXHost == "nomx.test")
+		}},
+		{"alice@null.test", Invalid, func(r Result) string { return expect(r.DNS.NullMX && !r.SMTP.Checked) }},
+		{"alice@missing.test", Invalid, func(r Result) string { return expect(r.DNS.Error != "" && !r.SMTP.Checked) }},
+		{"alice@servfail.test", Unknown, func(r Result) string {
+			return expect(strings.Contains(r.DNS.Error, "SERVFAIL") && !r.SMTP.Checked)
+		}},
+		{"alice@noaddr.test", Invalid, func(r Result) string {
+			return expect(r.DNS.HasMX && r.DNS.Error != "" && !r.SMTP.CanConnect)
+		}},
+		{"alice@refused.test", Unknown, func(r Result) string {
+			return expect(!r.SMTP.Checked && !r.SMTP.CanConnect && strings.Contains(r.SMTP.Error, "refused"))
+		}},
+		{"alice@silent.test", Unknown, func(r Result) string {
+			return expect(!r.SMTP.Checked && !r.SMTP.CanConnect && strings.Contains(r.SMTP.Error, "timeout"))
+		}},
+		{"alice@twomx.test", Safe, func(r Result) string {
+			return expect(len(r.DNS.MX) == 2 && r.SMTP.MXHost == "mx.ok.test" && r.SMTP.Deliverable)
+		}},
+		{"alice@tls.test", Safe, func(r Result) string { return expect(r.SMTP.Deliverable) }},
+		{"bob@tls.test", Invalid, func(r Result) string { return expect(r.SMTP.EnhancedCode == "5.1.1") }},
+		{"alice@nosender.test", Unknown, func(r Result) string {
+			return expect(r.SMTP.CanConnect && !r.SMTP.Checked && strings.Contains(r.SMTP.Error, "MAIL FROM"))
+		}},
+		{"not an address", Invalid, func(r Result) string { return expect(!r.Syntax.Valid && r.Syntax.Reason != "") }},
+		{"jane@gmial.com", Invalid, func(r Result) string { return expect(r.Misc.Suggestion == "jane@gmail.com") }},
+		{"jane@example.con", Invalid, func(r Result) string { return expect(r.Misc.Suggestion == "jane@example.com") }},
+	}
+	for _, c := range cases {
+		t.Run(c.addr, func(t *testing.T) {
+			r := h.Verify(context.Background(), c.addr, false)
+			if r.Reachable != c.reachable {
+				t.Errorf("reachable %q, want %q; result %+v", r.Reachable, c.reachable, r)
+			}
+			if msg := c.check(r); msg != "" {
+				t.Errorf("%s: %+v", msg, r)
+			}
+		})
+	}
+	if n := w.ok.Datas.Load() + w.catch.Datas.Load(); n != 0 {
+		t.Errorf("DATA sent %d times", n)
+	}
+}
+
+func expect(ok bool) string {
+	if ok {
+		return ""
+	}
+	return "result details wrong"
+}
+
+func TestPrivateTargetsRefused(t *testing.T) {
+	w := newWorld(t)
+	h := w.handler(t, map[string]string{"ALLOW_PRIVATE_TARGETS": "false"})
+	r := h.Verify(context.Background(), "alice@private.test", false)
+	if r.Reachable != Unknown || r.SMTP.CanConnect || !strings.Contains(r.SMTP.Error, "not a public address") {
+		t.Fatalf("%+v", r)
+	}
+	if w.ok.Conns.Load() != 0 {
+		t.Error("connected to a loopback mail server")
+	}
+}
+
+func TestGreylistRetry(t *testing.T) {
+	w := newWorld(t)
+	h := w.handler(t, map[string]string{"EMAILCHECK_GREYLIST_RETRY": "150ms"})
+	r := h.Verify(context.Background(), "grey@ok.test", false)
+	if r.Reachable != Safe || !r.SMTP.Deliverable {
+		t.Fatalf("after the greylisting delay: %+v", r)
+	}
+	// A deadline too short for the delay gives up at once.
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	h2 := w.handler(t, map[string]string{"EMAILCHECK_GREYLIST_RETRY": "1h"})
+	if r := h2.Verify(ctx, "grey@tls.test", false); r.Reachable != Unknown {
+		t.Fatalf("retry beyond the deadline: %+v", r)
+	}
+}
+
+func TestCachesAndSharing(t *testing.T) {
+	w := newWorld(t)
+	h := w.handler(t, nil)
+	ctx := context.Background()
+	h.Verify(ctx, "alice@ok.test", false)
+	before := w.ok.Rcpts.Load()
+	if r := h.Verify(ctx, "alice@ok.test", false); r.Reachable != Safe {
+		t.Fatal(r)
+	}
+	if w.ok.Rcpts.Load() != before {
+		t.Error("a cached address was probed again")
+	}
+	h.Verify(ctx, "alice@ok.test", true)
+	if w.ok.Rcpts.Load() != before+1 {
+		t.Errorf("force: %d RCPT TO, want 1 (catch-all answer stays cached)", w.ok.Rcpts.Load()-before)
+	}
+
+	// Many addresses of one catch-all domain at once: one catch-all probe,
+	// one RCPT TO each, at most two connections.
+	var wg sync.WaitGroup
+	for i := range 30 {
+		wg.Go(func() {
+			if r := h.Verify(ctx, fmt.Sprintf("user%d@catchall.test", i), false); r.Reachable != Risky {
+				t.Errorf("%+v", r)
+			}
+		})
+	}
+	wg.Wait()
+	if n := w.catch.Rcpts.Load(); n != 31 {
+		t.Errorf("%d RCPT TO for 30 addresses, want 31 (one catch-all probe)", n)
+	}
+	if n := w.catch.MaxOpen(); n > 2 {
+		t.Errorf("%d connections at once, limit 2", n)
+	}
+	if n := w.catch.Conns.Load(); n > 2 {
+		t.Errorf("%d connections opened for one domain, want at most 2", n)
+	}
+}
+
+func TestHandle(t *testing.T) {
+	w := newWorld(t)
+	h := w.handler(t, nil)
+	res, err := h.Handle(context.Background(), &job.Job{Kind: job.Email, Email: "alice@ok.test"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(b, &top); err != nil {
+		t.Fatal(err)
+	}
+	doc := map[string]map[string]any{}
+	for _, k := range []string{"syntax", "dns", "smtp", "misc"} {
+		var m map[string]any
+		if err := json.Unmarshal(top[k], &m); err != nil {
+			t.Fatalf("%s: %v in %s", k, err, b)
+		}
+		doc[k] = m
+	}
+	want := map[string][]string{
+		"syntax": {"valid", "local_part", "domain", "normalized"},
+		"dns":    {"has_mx", "mx", "null_mx", "fallback_a"},
+		"smtp":   {"checked", "can_connect", "deliverable", "catch_all", "full_inbox", "disabled", "code", "mx_host"},
+		"misc":   {"disposable", "role_account", "free_provider"},
+	}
+	for part, keys := range want {
+		for _, k := range keys {
+			if _, ok := doc[part][k]; !ok {
+				t.Errorf("result lacks %s.%s: %s", part, k, b)
+			}
+		}
+	}
+	if string(top["reachable"]) != `"safe"` {
+		t.Errorf("reachable %s", top["reachable"])
+	}
+	mx, _ := doc["dns"]["mx"].([]any)
+	if len(mx) != 1 || mx[0].(map[string]any)["host"] != "mx.ok.test" {
+		t.Errorf("dns.mx %v", doc["dns"]["mx"])
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := h.Handle(ctx, &job.Job{Kind: job.Email, Email: "someone@silent.test"}, nil); err == nil {
+		t.Error("a cancelled validation returned a result instead of an error")
+	}
+	if _, err := h.Handle(context.Background(), &job.Job{Kind: job.Scan, URL: "https://x.test"}, nil); err == nil {
+		t.Error("a scan job was accepted")
+	}
+}
+
+func TestConfigFromEnv(t *testing.T) {
+	r := config.FromMap(map[string]string{})
+	c := ConfigFromEnv(r)
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if c.SMTPPort != 25 || c.PerServer != 2 || c.CacheTTL != 24*time.Hour || c.AllowPrivate || c.GreylistRetry != 0 {
+		t.Errorf("defaults %+v", c)
+	}
+	if !strings.HasPrefix(c.From, "verify@") {
+		t.Errorf("default SMTP_FROM %q", c.From)
+	}
+	r = config.FromMap(map[string]string{
+		"SMTP_PORT":             "70000",
+		"SMTP_FROM":             "not-an-address",
+		"SMTP_HELO":             "bad host",
+		"EMAILCHECK_PER_SERVER": "0",
+		"CACHE_TTL":             "forever",
+		"EMAILCHECK_LISTS_DIR":  "/nonexistent/lists",
+		"ALLOW_PRIVATE_TARGETS": "maybe",
+	})
+	ConfigFromEnv(r)
+	err := r.Err()
+	if err == nil {
+		t.Fatal("bad values accepted")
+	}
+	for _, name := range []string{"SMTP_PORT", "SMTP_FROM", "SMTP_HELO", "EMAILCHECK_PER_SERVER", "CACHE_TTL", "EMAILCHECK_LISTS_DIR", "ALLOW_PRIVATE_TARGETS"} {
+		if !strings.Contains(err.Error(), name) {
+			t.Errorf("error does not name %s: %v", name, err)
+		}
+	}
+}
