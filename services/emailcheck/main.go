@@ -1,31 +1,24 @@
 // Command emailcheck consumes jobs.email and answers whether an address can
-// receive mail (issue 6). The worker runtime (pkg/worker) is wired here by
-// the lead; until then the binary validates its configuration and builds
-// the handler, which is what a deployment's start-up check needs.
+// receive mail: syntax, DNS and an SMTP probe that never sends DATA.
 package main
 
 import (
-	"fmt"
-	"log/slog"
-	"os"
+	"context"
 
-	"github.com/surveyor/surveyor/pkg/config"
+	"github.com/surveyor/surveyor/pkg/job"
+	"github.com/surveyor/surveyor/pkg/service"
+	"github.com/surveyor/surveyor/pkg/worker"
 	"github.com/surveyor/surveyor/services/emailcheck/internal/verify"
 )
 
 func main() {
-	env := config.FromEnv()
-	cfg := verify.ConfigFromEnv(env)
-	if err := env.Err(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	h, err := verify.NewHandler(cfg)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	defer h.Close()
-	slog.Info("emailcheck built; waiting for the worker runtime to be wired",
-		"concurrency", cfg.Concurrency, "per_server", cfg.PerServer, "smtp_port", cfg.SMTPPort)
+	service.RunWorker(service.Worker{
+		Kind:               job.Email,
+		ConcurrencyVar:     "EMAILCHECK_CONCURRENCY",
+		DefaultConcurrency: 64,
+		DefaultAdminAddr:   "127.0.0.1:9103",
+		Setup: func(_ context.Context, env *service.Env) (worker.Handler, error) {
+			return verify.NewHandler(verify.ConfigFromEnv(env.Config))
+		},
+	})
 }
