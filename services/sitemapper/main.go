@@ -1,25 +1,24 @@
-// Command sitemapper crawls the sites of jobs.sitemap and produces their
-// sitemaps (contract §4). The crawler is internal/crawl; connecting it to
-// NATS is the worker runtime's job (pkg/worker).
+// Command sitemapper consumes jobs.sitemap and crawls one site per job,
+// producing its page list and the sitemaps.org XML that ingest serves.
 package main
 
 import (
-	"fmt"
-	"os"
+	"context"
 
-	"github.com/surveyor/surveyor/pkg/config"
+	"github.com/surveyor/surveyor/pkg/job"
+	"github.com/surveyor/surveyor/pkg/service"
 	"github.com/surveyor/surveyor/pkg/worker"
 	"github.com/surveyor/surveyor/services/sitemapper/internal/crawl"
 )
 
 func main() {
-	env := config.FromEnv()
-	cfg := crawl.ConfigFromEnv(env)
-	if err := env.Err(); err != nil {
-		fmt.Fprintln(os.Stderr, "sitemapper:", err)
-		os.Exit(2)
-	}
-	var h worker.Handler = crawl.New(cfg, nil)
-	// TODO(lead): run h on the worker runtime with cfg.Concurrency.
-	fmt.Fprintf(os.Stderr, "sitemapper: handler %T ready; worker runtime not wired yet\n", h)
+	service.RunWorker(service.Worker{
+		Kind:               job.Sitemap,
+		ConcurrencyVar:     "SITEMAPPER_CONCURRENCY",
+		DefaultConcurrency: 4,
+		DefaultAdminAddr:   "127.0.0.1:9102",
+		Setup: func(_ context.Context, env *service.Env) (worker.Handler, error) {
+			return crawl.New(crawl.ConfigFromEnv(env.Config), nil), nil
+		},
+	})
 }
