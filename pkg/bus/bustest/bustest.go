@@ -65,3 +65,19 @@ func (e *Env) Connect(t testing.TB, name string) (*nats.Conn, jetstream.JetStrea
 	}
 	return nc, js
 }
+
+// ConnectInProcess opens a client that reaches the server without TCP, as
+// ingest does when it embeds the server.
+func (e *Env) ConnectInProcess(t testing.TB, name string) (*nats.Conn, jetstream.JetStream) {
+	t.Helper()
+	nc, err := bus.Connect("", name, e.Server.InProcess())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nc, js
+}

@@ -1,0 +1,45 @@
+# Surveyor: `make run` starts the whole system on one machine (embedded NATS),
+# `make test` runs every test, `make bench` the benchmarks. Only Go is needed;
+# anything else is installed by the targets that use it.
+
+GO       ?= go
+SERVICES := ingest scanner sitemapper emailcheck
+BINARIES := $(addprefix bin/,$(SERVICES))
+
+.PHONY: all build run test test-unit test-deploy test-faults bench vet fmt clean
+
+all: build
+
+build: $(BINARIES)
+
+bin/%: FORCE
+	CGO_ENABLED=0 $(GO) build -trimpath -o $@ ./services/$*
+
+FORCE:
+
+## run: build, then start NATS (embedded in ingest), the API and every worker.
+run: build
+	@scripts/run.sh
+
+## test: vet, unit and integration tests, deploy manifests, fault tests.
+test: vet test-unit test-deploy test-faults
+
+vet:
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
+
+test-unit:
+	$(GO) test -count=1 -timeout 10m ./...
+
+test-deploy:
+	@if [ -f deploy/go.mod ]; then cd deploy && $(GO) test -count=1 -timeout 5m ./...; fi
+
+test-faults: build
+	@if [ -d test/faults ]; then SURVEYOR_BIN=$(CURDIR)/bin $(GO) test -count=1 -timeout 10m -tags faults ./test/faults/...; fi
+
+## bench: every benchmark, each printed as a ratio against its baseline.
+bench: build
+	@scripts/bench.sh
+
+clean:
+	rm -rf bin data

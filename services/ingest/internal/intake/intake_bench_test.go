@@ -1,0 +1,43 @@
+package intake
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/surveyor/surveyor/pkg/bus"
+	"github.com/surveyor/surveyor/pkg/bus/bustest"
+	"github.com/surveyor/surveyor/pkg/job"
+	"github.com/surveyor/surveyor/pkg/jobstore"
+	"github.com/surveyor/surveyor/services/ingest/internal/validate"
+)
+
+// BenchmarkSubmit measures storing distinct jobs through an in-process
+// connection, as ingest with the embedded server does, from 64 goroutines.
+func BenchmarkSubmit(b *testing.B) {
+	env := bustest.Start(b, bus.Config{})
+	nc, js := env.ConnectInProcess(b, "bench")
+	_ = nc
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	store, err := jobstore.Open(ctx, js)
+	if err != nil {
+		b.Fatal(err)
+	}
+	in := New(js, store, Config{CacheTTL: time.Hour, ResultTTL: time.Hour})
+	go in.Run(ctx)
+	var n atomic.Int64
+	b.SetParallelism(32)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			i := n.Add(1)
+			r := validate.Request{Kind: job.Scan, URL: fmt.Sprintf("https://s%d.example/", i), Options: []string{"technologies"}}
+			if _, _, err := in.Submit(ctx, []validate.Request{r}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
