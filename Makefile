@@ -10,10 +10,14 @@ BINARIES := $(addprefix bin/,$(SERVICES))
 
 all: build
 
-build: $(BINARIES)
+build: $(BINARIES) bin/ingest-bare
 
 bin/%: FORCE
 	CGO_ENABLED=0 $(GO) build -trimpath -o $@ ./services/$*
+
+# The intake benchmark's baseline: ingest's handler, storing nothing.
+bin/ingest-bare: FORCE
+	CGO_ENABLED=0 $(GO) build -trimpath -o $@ ./services/ingest/cmd/ingest-bare
 
 FORCE:
 
@@ -34,7 +38,12 @@ test-unit:
 test-deploy:
 	@if [ -f deploy/go.mod ]; then cd deploy && $(GO) test -count=1 -timeout 5m ./...; fi
 
-test-faults: build
+# nats-server built from the module in go.mod: the fault tests run it as a
+# process, standalone and as a three-node cluster.
+bin/nats-server: go.mod
+	CGO_ENABLED=0 $(GO) build -o $@ github.com/nats-io/nats-server/v2
+
+test-faults: build bin/nats-server
 	@if [ -d test/faults ]; then SURVEYOR_BIN=$(CURDIR)/bin $(GO) test -count=1 -timeout 10m -tags faults ./test/faults/...; fi
 
 ## bench: every benchmark, each printed as a ratio against its baseline.

@@ -101,7 +101,11 @@ type Runtime struct {
 // New prepares a runtime; Run starts it.
 func New(js jetstream.JetStream, store *jobstore.Store, cfg Config, h Handler) *Runtime {
 	cfg.defaults()
-	return &Runtime{cfg: cfg, js: js, store: store, handler: h, id: uuid.NewString()}
+	r := &Runtime{cfg: cfg, js: js, store: store, handler: h, id: uuid.NewString()}
+	obs.Default.NewGaugeFunc("surveyor_consumer_pending",
+		"Jobs waiting for or held by the kind's consumer, as last read.", "kind",
+		func() map[string]float64 { return map[string]float64{string(cfg.Kind): float64(r.Pending())} })
+	return r
 }
 
 // Pending is the consumer's backlog seen at the last refresh.
@@ -226,6 +230,7 @@ func (r *Runtime) process(ctx context.Context, msg jetstream.Msg) {
 		msg.NakWithDelay(r.cfg.Backoff(1))
 		return
 	}
+	r.event(&j)
 
 	prog := &progress{store: r.store, job: j, log: log}
 	start := time.Now()
@@ -241,6 +246,7 @@ func (r *Runtime) process(ctx context.Context, msg jetstream.Msg) {
 		log.Info("returning job to the queue at shutdown")
 		j.Status, j.Started = job.Queued, nil
 		r.store.Put(context.Background(), &j)
+		r.event(&j)
 		msg.NakWithDelay(time.Second)
 	case IsPermanent(herr) || int(meta.NumDelivered) >= r.cfg.MaxDeliver:
 		jobSeconds.With(string(j.Kind), "failed").Observe(elapsed.Seconds())
@@ -252,6 +258,7 @@ func (r *Runtime) process(ctx context.Context, msg jetstream.Msg) {
 		log.Warn("attempt failed: will retry", "err", herr, "delay", delay.String())
 		j.Status, j.Started, j.Error = job.Queued, nil, ""
 		r.store.Put(ctx, &j)
+		r.event(&j)
 		msg.NakWithDelay(delay)
 	}
 }
@@ -280,6 +287,7 @@ func (r *Runtime) complete(ctx context.Context, msg jetstream.Msg, j *job.Job, r
 		msg.NakWithDelay(r.cfg.Backoff(1))
 		return
 	}
+	r.event(j)
 	if err := msg.DoubleAck(ctx); err != nil {
 		log.Warn("ack failed after result was stored", "err", err)
 	}
@@ -306,10 +314,36 @@ func (r *Runtime) fail(ctx context.Context, msg jetstream.Msg, j *job.Job, cause
 		msg.NakWithDelay(r.cfg.Backoff(1))
 		return
 	}
+	r.event(j)
 	msg.DoubleAck(ctx)
 	deadTotal.With(string(j.Kind)).Inc()
 	jobsTotal.With(string(j.Kind), string(job.Failed)).Inc()
 	log.Warn("job failed", "err", cause)
+}
+
+// EventsSubject prefixes the subjects on which workers announce every status
+// change of a job (core NATS, not persisted): EventSubject(kind). Ingest
+// follows them to keep its de-duplication index and processing-time
+// estimates current without decoding every status write.
+const EventsSubject = "surveyor.events"
+
+// EventSubject is the events subject of one kind.
+func EventSubject(k job.Kind) string { return EventsSubject + "." + string(k) }
+
+// event announces the job's new status. The message is its status document
+// (no result, no progress): ingest needs the request key, the status and
+// the start and finish times. A lost event only makes a repeat start a new
+// job or see an older status; the status bucket stays the truth.
+func (r *Runtime) event(j *job.Job) {
+	c := *j
+	c.Result, c.Progress = nil, nil
+	data, err := json.Marshal(c)
+	if err != nil {
+		return
+	}
+	if err := r.js.Conn().Publish(EventSubject(j.Kind), data); err != nil {
+		r.cfg.Log.Debug("cannot announce status", "job_id", j.ID, "err", err)
+	}
 }
 
 // heartbeat tells the server the job is alive every AckWait/3.
