@@ -53,7 +53,12 @@ func handler(ctx context.Context, j *job.Job, p worker.Progress) (any, error) {
 }
 
 func start(t *testing.T, withWorkers bool) *system {
-	env := bustest.Start(t, bus.Config{})
+	return startWith(t, bus.Config{}, withWorkers, nil)
+}
+
+// startWith lets a test set the stream limits and a rate limiter.
+func startWith(t *testing.T, cfg bus.Config, withWorkers bool, limit func(*fasthttp.RequestCtx) bool) *system {
+	env := bustest.Start(t, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	store, err := jobstore.Open(ctx, env.JS)
@@ -67,7 +72,7 @@ func start(t *testing.T, withWorkers bool) *system {
 			return fmt.Errorf("nats down")
 		}
 		return nil
-	}}
+	}, Limit: limit}
 	srv := &fasthttp.Server{Handler: a.Handler, ErrorHandler: api.ErrorHandler, MaxRequestBodySize: api.MaxBody}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -75,7 +80,18 @@ func start(t *testing.T, withWorkers bool) *system {
 	}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Shutdown() })
+	s := &system{t: t, env: env, base: "http://" + ln.Addr().String(), spec: loadSpec(t)}
 	if withWorkers {
+		s.startWorkers(ctx)
+	}
+	return s
+}
+
+// startWorkers runs a worker of every kind until the test ends.
+func (s *system) startWorkers(ctx context.Context) {
+	t, env := s.t, s.env
+	ctx, cancel := context.WithCancel(ctx)
+	{
 		var wg sync.WaitGroup
 		for _, k := range job.Kinds {
 			_, js := env.Connect(t, string(k))
@@ -86,7 +102,6 @@ func start(t *testing.T, withWorkers bool) *system {
 		}
 		t.Cleanup(func() { cancel(); wg.Wait() })
 	}
-	return &system{t: t, env: env, base: "http://" + ln.Addr().String(), spec: loadSpec(t)}
 }
 
 type response struct {
