@@ -1,9 +1,10 @@
 //go:build faults
 
-// Package faults runs Surveyor's real binaries as processes and breaks
-// things under them: killed workers, a restarted or lost NATS server, a
-// node of a three-node cluster going away. Each test then checks that every
-// accepted job completed exactly once in RESULTS.
+// Package faults runs Surveyor's real binaries as processes: every endpoint
+// end to end against loopback sites, DNS and mail servers, and then with
+// things breaking under them: killed workers, a restarted or lost NATS
+// server, a node of a three-node cluster going away. The fault tests check
+// that every accepted job completed exactly once in RESULTS.
 //
 // Run with `make test-faults` (part of `make test`): it builds bin/ and sets
 // SURVEYOR_BIN.
