@@ -30,6 +30,7 @@ test: vet test-unit test-deploy test-faults
 
 vet:
 	$(GO) vet ./...
+	$(GO) vet -tags faults ./test/faults/
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
 
 test-unit:
