@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/netip"
 	"os"
@@ -21,9 +22,11 @@ import (
 	"github.com/surveyor/surveyor/pkg/jobstore"
 	"github.com/surveyor/surveyor/pkg/obs"
 	"github.com/surveyor/surveyor/pkg/service"
+	"github.com/surveyor/surveyor/pkg/techstore"
 	"github.com/surveyor/surveyor/services/ingest/internal/api"
 	"github.com/surveyor/surveyor/services/ingest/internal/intake"
 	"github.com/surveyor/surveyor/services/ingest/internal/ratelimit"
+	"github.com/surveyor/surveyor/services/ingest/internal/techapi"
 )
 
 func main() {
@@ -36,6 +39,8 @@ func main() {
 	allowPrivate := r.Bool("ALLOW_PRIVATE_TARGETS", false)
 	rateLimit := r.Float("RATE_LIMIT", 0)
 	trusted := r.List("TRUSTED_PROXIES")
+	techTokens := r.List("TECHNOLOGIES_API_TOKENS")
+	fingerprintsDir := r.String("FINGERPRINTS_DIR", "")
 	var limiter *ratelimit.Limiter
 	if rateLimit > 0 {
 		var err error
@@ -99,6 +104,12 @@ func main() {
 			return nil
 		},
 	}
+	if len(techTokens) > 0 {
+		a.Technologies, err = technologies(ctx, js, techTokens, fingerprintsDir, log)
+		if err != nil {
+			service.Fatal(log, "technologies area", err)
+		}
+	}
 	if limiter != nil {
 		a.Limit = func(c *fasthttp.RequestCtx) bool {
 			peer, _ := netip.AddrFromSlice(c.RemoteIP())
@@ -128,4 +139,21 @@ func main() {
 		service.Fatal(log, "http server", err)
 	}
 	log.Info("ingest stopped")
+}
+
+// technologies builds the /technologies area; without tokens it stays off
+// (404) and nothing is loaded.
+func technologies(ctx context.Context, js jetstream.JetStream, tokens []string, dir string, log *slog.Logger) (fasthttp.RequestHandler, error) {
+	base, problems, err := techstore.Base(dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range problems {
+		log.Warn("fingerprint not usable", "technology", p.Technology, "field", p.Field, "pattern", p.Pattern, "reason", p.Reason)
+	}
+	store, err := techstore.Open(ctx, js)
+	if err != nil {
+		return nil, err
+	}
+	return techapi.New(tokens, store, base).Handler, nil
 }
