@@ -121,7 +121,7 @@ func (s *Scanner) Handle(ctx context.Context, j *job.Job, _ worker.Progress) (an
 	}
 	if opts.Technologies {
 		engine := s.engine()
-		if uses(engine, "robots") {
+		if engine.Uses("robots") {
 			ev.Robots = s.robots(budget, resp.URL)
 		}
 		res.Technologies = append([]fingerprint.Detection{}, engine.Analyze(ev)...)
@@ -253,14 +253,6 @@ func lowerHeaders(h http.Header) map[string][]string {
 		out[k] = append(out[k], v...)
 	}
 	return out
-}
-
-// uses asks the engine whether any fingerprint reads an evidence field
-// (Wappalyzer's name: "robots", "dns", ...), so costly evidence is gathered
-// only when it can matter. An engine that cannot say is taken as "no".
-func uses(e *fingerprint.Engine, field string) bool {
-	u, ok := any(e).(interface{ Uses(field string) bool })
-	return ok && u.Uses(field)
 }
 
 func hasPort(hostport string) bool {
