@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -289,7 +290,7 @@ func parseTechnology(name string, raw map[string]json.RawMessage) (*Technology, 
 				return nil, bad(err)
 			}
 			k := kind(slices.Index(kindNames[:], field))
-			for _, key := range sortedKeys(m) {
+			for _, key := range slices.Sorted(maps.Keys(m)) {
 				norm := strings.ToLower(key)
 				if k == kindDNS {
 					norm = strings.ToUpper(key)
@@ -394,15 +395,6 @@ func countPatterns(raw json.RawMessage) (int, error) {
 		return len(v), nil
 	}
 	return 0, errors.New("want a string, an array or an object")
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // Slug makes the URL-safe name Wappalyzer uses: lower-case, each run of

@@ -9,7 +9,9 @@ package obs
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -159,7 +161,7 @@ func (v *CounterVec) write(w io.Writer, name string) {
 	fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s counter\n", name, v.help, name)
 	v.mu.RLock()
 	defer v.mu.RUnlock()
-	for _, k := range sortedKeys(v.series) {
+	for _, k := range slices.Sorted(maps.Keys(v.series)) {
 		fmt.Fprintf(w, "%s%s %s\n", name, formatLabels(v.labels, v.order[k]), formatFloat(v.series[k].Value()))
 	}
 }
@@ -184,7 +186,7 @@ func (r *Registry) NewGaugeFunc(name, help string, label string, read func() map
 func (g *GaugeFunc) write(w io.Writer, name string) {
 	fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s gauge\n", name, g.help, name)
 	vals := g.read()
-	for _, k := range sortedKeys(vals) {
+	for _, k := range slices.Sorted(maps.Keys(vals)) {
 		var lv []string
 		if len(g.labels) > 0 {
 			lv = []string{k}
@@ -255,7 +257,7 @@ func (v *HistogramVec) write(w io.Writer, name string) {
 	fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s histogram\n", name, v.help, name)
 	v.mu.RLock()
 	defer v.mu.RUnlock()
-	for _, k := range sortedKeys(v.series) {
+	for _, k := range slices.Sorted(maps.Keys(v.series)) {
 		h := v.series[k]
 		h.mu.Lock()
 		var cum uint64
@@ -268,13 +270,4 @@ func (v *HistogramVec) write(w io.Writer, name string) {
 		fmt.Fprintf(w, "%s_count%s %d\n", name, formatLabels(v.labels, v.order[k]), h.count)
 		h.mu.Unlock()
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -258,7 +259,7 @@ func (s *Store) Follow(ctx context.Context, apply func(custom *fingerprint.DB)) 
 
 func dbOf(m map[string]*fingerprint.Technology) *fingerprint.DB {
 	list := make([]*fingerprint.Technology, 0, len(m))
-	for _, slug := range sortedKeys(m) {
+	for _, slug := range slices.Sorted(maps.Keys(m)) {
 		list = append(list, m[slug])
 	}
 	return fingerprint.NewDB(list...)
@@ -290,15 +291,6 @@ func errString(err error, def string) string {
 		return def
 	}
 	return err.Error()
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // Base is the database custom technologies are layered on: the built-in one

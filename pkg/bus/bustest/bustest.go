@@ -33,15 +33,7 @@ func Start(t testing.TB, cfg bus.Config) *Env {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Shutdown)
-	nc, err := bus.Connect(srv.ClientURL(), "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	nc, js := connect(t, srv.ClientURL(), "test")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := bus.Setup(ctx, js, cfg); err != nil {
@@ -54,23 +46,19 @@ func Start(t testing.TB, cfg bus.Config) *Env {
 // would.
 func (e *Env) Connect(t testing.TB, name string) (*nats.Conn, jetstream.JetStream) {
 	t.Helper()
-	nc, err := bus.Connect(e.Server.ClientURL(), name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return nc, js
+	return connect(t, e.Server.ClientURL(), name)
 }
 
 // ConnectInProcess opens a client that reaches the server without TCP, as
 // ingest does when it embeds the server.
 func (e *Env) ConnectInProcess(t testing.TB, name string) (*nats.Conn, jetstream.JetStream) {
 	t.Helper()
-	nc, err := bus.Connect("", name, e.Server.InProcess())
+	return connect(t, "", name, e.Server.InProcess())
+}
+
+func connect(t testing.TB, url, name string, opts ...nats.Option) (*nats.Conn, jetstream.JetStream) {
+	t.Helper()
+	nc, err := bus.Connect(url, name, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

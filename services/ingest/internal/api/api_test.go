@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/valyala/fasthttp"
 
 	"github.com/surveyor/surveyor/pkg/bus"
@@ -26,6 +25,7 @@ import (
 	"github.com/surveyor/surveyor/pkg/worker"
 	"github.com/surveyor/surveyor/services/ingest/internal/api"
 	"github.com/surveyor/surveyor/services/ingest/internal/intake"
+	"github.com/surveyor/surveyor/services/ingest/internal/openapitest"
 )
 
 // system is ingest plus a worker for every kind, on a real JetStream.
@@ -391,101 +391,31 @@ func TestNATSDownAnswers503Quickly(t *testing.T) {
 	}
 }
 
-// spec checks responses against the OpenAPI document and records which
-// operations were seen.
-type spec struct {
-	doc      map[string]any
-	compiler *jsonschema.Compiler
-	mu       sync.Mutex
-	seen     map[string]bool
-}
+// spec adapts the shared OpenAPI checker to this file's response type.
+type spec struct{ *openapitest.Spec }
 
 func loadSpec(t *testing.T) *spec {
-	raw, err := jsonschema.UnmarshalJSON(bytes.NewReader(api.OpenAPI()))
-	if err != nil {
-		t.Fatal(err)
+	sp := openapitest.Load(t, api.OpenAPI())
+	if sp.Version() != "1.0.0" {
+		t.Fatalf("info.version %v, want 1.0.0", sp.Version())
 	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.AssertFormat()
-	if err := c.AddResource("openapi.json", raw); err != nil {
-		t.Fatal(err)
-	}
-	var doc map[string]any
-	json.Unmarshal(api.OpenAPI(), &doc)
-	if doc["openapi"] != "3.1.0" || doc["info"].(map[string]any)["version"] != "1.0.0" {
-		t.Fatalf("openapi %v version %v", doc["openapi"], doc["info"])
-	}
-	return &spec{doc: doc, compiler: c, seen: map[string]bool{}}
+	return &spec{sp}
 }
 
 func (s *spec) check(t *testing.T, method, template string, r response) {
 	t.Helper()
-	m := strings.ToLower(method)
-	op, ok := s.doc["paths"].(map[string]any)[template].(map[string]any)[m].(map[string]any)
-	if !ok {
-		t.Errorf("OpenAPI has no %s %s", method, template)
-		return
-	}
-	s.mu.Lock()
-	s.seen[m+" "+template] = true
-	s.mu.Unlock()
-	code := fmt.Sprint(r.status)
-	resp, ok := op["responses"].(map[string]any)[code].(map[string]any)
-	if !ok {
-		t.Errorf("OpenAPI lists no %s for %s %s", code, method, template)
-		return
-	}
-	ctype := strings.TrimSpace(strings.Split(r.header.Get("Content-Type"), ";")[0])
-	content, ok := resp["content"].(map[string]any)[ctype]
-	if !ok {
-		t.Errorf("%s %s %s: OpenAPI has no content %q", method, template, code, ctype)
-		return
-	}
-	headers, _ := resp["headers"].(map[string]any)
-	for name := range headers {
-		if r.header.Get(name) == "" {
-			t.Errorf("%s %s %s: header %s missing", method, template, code, name)
-		}
-	}
-	if !strings.Contains(ctype, "json") {
-		return
-	}
-	schema := content.(map[string]any)["schema"].(map[string]any)
-	ref, _ := schema["$ref"].(string)
-	if ref == "" {
-		return
-	}
-	sch, err := s.compiler.Compile("openapi.json" + ref)
-	if err != nil {
-		t.Fatalf("compile %s: %v", ref, err)
-	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(r.body))
-	if err != nil {
-		t.Errorf("%s %s: body is not JSON: %s", method, template, r.body)
-		return
-	}
-	if err := sch.Validate(inst); err != nil {
-		t.Errorf("%s %s %s does not match %s: %v\n%s", method, template, code, ref, err, r.body)
-	}
+	s.Check(t, method, template, r.status, r.header, r.body)
 }
 
-// requireAllCovered fails unless every operation of the document (outside
-// the given prefixes) was exercised.
+// requireAllCovered fails unless every operation outside skipPrefixes ran.
 func (s *spec) requireAllCovered(t *testing.T, skipPrefixes ...string) {
 	t.Helper()
-	for path, ops := range s.doc["paths"].(map[string]any) {
-		skip := false
+	s.RequireCovered(t, func(path string) bool {
 		for _, p := range skipPrefixes {
-			skip = skip || strings.HasPrefix(path, p)
-		}
-		if skip {
-			continue
-		}
-		for m := range ops.(map[string]any) {
-			if !s.seen[m+" "+path] {
-				t.Errorf("OpenAPI operation %s %s was never exercised", m, path)
+			if strings.HasPrefix(path, p) {
+				return false
 			}
 		}
-	}
+		return true
+	})
 }

@@ -1,7 +1,6 @@
 package techapi_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -17,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/valyala/fasthttp"
 
 	"github.com/surveyor/surveyor/pkg/bus"
@@ -25,6 +23,7 @@ import (
 	"github.com/surveyor/surveyor/pkg/fingerprint"
 	"github.com/surveyor/surveyor/pkg/techstore"
 	"github.com/surveyor/surveyor/services/ingest/internal/api"
+	"github.com/surveyor/surveyor/services/ingest/internal/openapitest"
 	"github.com/surveyor/surveyor/services/ingest/internal/techapi"
 )
 
@@ -425,95 +424,18 @@ func find(list []any, slug string) map[string]any {
 	return nil
 }
 
-// spec checks responses against ingest's OpenAPI document, as the api
-// package's tests do, and records which /technologies operations ran.
-type spec struct {
-	doc      map[string]any
-	compiler *jsonschema.Compiler
-	mu       sync.Mutex
-	seen     map[string]bool
-}
+// spec adapts the shared OpenAPI checker to this file's response type.
+type spec struct{ *openapitest.Spec }
 
-func loadSpec(t *testing.T) *spec {
-	t.Helper()
-	raw, err := jsonschema.UnmarshalJSON(bytes.NewReader(api.OpenAPI()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.AssertFormat()
-	if err := c.AddResource("openapi.json", raw); err != nil {
-		t.Fatal(err)
-	}
-	var doc map[string]any
-	json.Unmarshal(api.OpenAPI(), &doc)
-	return &spec{doc: doc, compiler: c, seen: map[string]bool{}}
-}
+func loadSpec(t *testing.T) *spec { return &spec{openapitest.Load(t, api.OpenAPI())} }
 
 func (s *spec) check(t *testing.T, method, template string, r response) {
 	t.Helper()
-	m := strings.ToLower(method)
-	path, _ := s.doc["paths"].(map[string]any)[template].(map[string]any)
-	op, ok := path[m].(map[string]any)
-	if !ok {
-		t.Errorf("OpenAPI has no %s %s", method, template)
-		return
-	}
-	s.mu.Lock()
-	s.seen[m+" "+template] = true
-	s.mu.Unlock()
-	code := fmt.Sprint(r.status)
-	resp, ok := op["responses"].(map[string]any)[code].(map[string]any)
-	if !ok {
-		t.Errorf("OpenAPI lists no %s for %s %s", code, method, template)
-		return
-	}
-	headers, _ := resp["headers"].(map[string]any)
-	for name := range headers {
-		if r.header.Get(name) == "" {
-			t.Errorf("%s %s %s: header %s missing", method, template, code, name)
-		}
-	}
-	content, _ := resp["content"].(map[string]any)
-	if content == nil {
-		if len(r.body) != 0 {
-			t.Errorf("%s %s %s: OpenAPI says no body, got %s", method, template, code, r.body)
-		}
-		return
-	}
-	ctype := strings.TrimSpace(strings.Split(r.header.Get("Content-Type"), ";")[0])
-	media, ok := content[ctype].(map[string]any)
-	if !ok {
-		t.Errorf("%s %s %s: OpenAPI has no content %q", method, template, code, ctype)
-		return
-	}
-	ref, _ := media["schema"].(map[string]any)["$ref"].(string)
-	sch, err := s.compiler.Compile("openapi.json" + ref)
-	if err != nil {
-		t.Fatalf("compile %s: %v", ref, err)
-	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(r.body))
-	if err != nil {
-		t.Errorf("%s %s: body is not JSON: %.200s", method, template, r.body)
-		return
-	}
-	if err := sch.Validate(inst); err != nil {
-		t.Errorf("%s %s %s does not match %s: %v\n%.500s", method, template, code, ref, err, r.body)
-	}
+	s.Check(t, method, template, r.status, r.header, r.body)
 }
 
 // requireAllCovered fails unless every /technologies operation ran.
 func (s *spec) requireAllCovered(t *testing.T) {
 	t.Helper()
-	for path, ops := range s.doc["paths"].(map[string]any) {
-		if !strings.HasPrefix(path, techapi.Prefix) {
-			continue
-		}
-		for m := range ops.(map[string]any) {
-			if !s.seen[m+" "+path] {
-				t.Errorf("OpenAPI operation %s %s was never exercised", m, path)
-			}
-		}
-	}
+	s.RequireCovered(t, func(path string) bool { return strings.HasPrefix(path, techapi.Prefix) })
 }
