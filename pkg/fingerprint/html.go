@@ -3,6 +3,8 @@ package fingerprint
 import (
 	"bytes"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
@@ -49,30 +51,29 @@ func ParseHTML(body []byte, ev *Evidence) {
 			ev.Text = strings.TrimSpace(text.String())
 			return
 		case html.StartTagToken, html.SelfClosingTagToken:
-			name, hasAttr := z.TagName()
-			a := atom.Lookup(name)
-			var attrs map[string]string
+			a := tagAtom(z.Raw())
+			var attrs tagAttrs
 			switch a {
 			case atom.Meta, atom.Script, atom.Link, atom.A:
-				attrs = readAttrs(z, hasAttr)
+				attrs.read(z)
 			}
 			rawIn = 0
 			switch a {
 			case atom.Meta:
-				key := attrs["name"]
+				key := attrs.name
 				if key == "" {
-					key = attrs["property"]
+					key = attrs.property
 				}
 				if key == "" {
-					key = attrs["http-equiv"]
+					key = attrs.httpEquiv
 				}
-				if content, ok := attrs["content"]; ok && key != "" && metaCount < maxMeta {
+				if attrs.hasContent && key != "" && metaCount < maxMeta {
 					key = strings.ToLower(key)
-					ev.Meta[key] = append(ev.Meta[key], content)
+					ev.Meta[key] = append(ev.Meta[key], attrs.content)
 					metaCount++
 				}
 			case atom.Script:
-				if src := attrs["src"]; src != "" {
+				if src := attrs.src; src != "" {
 					if len(ev.ScriptSrc) < maxScriptSrc {
 						ev.ScriptSrc = append(ev.ScriptSrc, src)
 					}
@@ -84,7 +85,7 @@ func ParseHTML(body []byte, ev *Evidence) {
 					rawIn = atom.Style
 				}
 			case atom.Link, atom.A:
-				if href := attrs["href"]; href != "" && len(ev.Links) < maxLinks {
+				if href := attrs.href; href != "" && len(ev.Links) < maxLinks {
 					ev.Links = append(ev.Links, href)
 				}
 			case atom.Title:
@@ -94,8 +95,7 @@ func ParseHTML(body []byte, ev *Evidence) {
 				skipDepth++
 			}
 		case html.EndTagToken:
-			name, _ := z.TagName()
-			a := atom.Lookup(name)
+			a := tagAtom(z.Raw())
 			if hidesText(a) && skipDepth > 0 {
 				skipDepth--
 			}
@@ -104,7 +104,16 @@ func ParseHTML(body []byte, ev *Evidence) {
 			}
 			rawIn = 0
 		case html.TextToken:
-			raw := z.Text()
+			var raw []byte
+			if rawIn == 0 && !inTitle && skipDepth == 0 {
+				// Visible text: the raw bytes serve unless entities or
+				// carriage returns need the tokenizer's converted copy.
+				if raw = z.Raw(); bytes.IndexByte(raw, '&') >= 0 || bytes.IndexByte(raw, '\r') >= 0 {
+					raw = z.Text()
+				}
+			} else {
+				raw = z.Text()
+			}
 			switch {
 			case rawIn == atom.Script:
 				if len(ev.Scripts) < maxScripts {
@@ -135,32 +144,113 @@ func hidesText(a atom.Atom) bool {
 	return false
 }
 
-func readAttrs(z *html.Tokenizer, more bool) map[string]string {
-	if !more {
-		return nil
-	}
-	attrs := map[string]string{}
-	for more {
-		var k, v []byte
-		k, v, more = z.TagAttr()
-		if _, dup := attrs[string(k)]; !dup {
-			attrs[string(k)] = string(v)
-		}
-	}
-	return attrs
+// tagAttrs holds the few attributes ParseHTML keeps; reading them into
+// fields instead of a map keeps a page with thousands of links cheap.
+type tagAttrs struct {
+	name, property, httpEquiv, content, src, href string
+	hasContent                                    bool
 }
 
-// appendText adds raw with whitespace runs collapsed to one space.
-func appendText(b *strings.Builder, raw []byte) {
-	for _, f := range bytes.Fields(raw) {
-		if b.Len()+len(f)+1 > maxTextBytes {
-			return
+// read takes the first occurrence of each wanted attribute, as browsers do.
+func (t *tagAttrs) read(z *html.Tokenizer) {
+	var seen uint8
+	for more := true; more; {
+		var k, v []byte
+		k, v, more = z.TagAttr()
+		var dst *string
+		var bit uint8
+		switch string(k) { // no allocation: the compiler compares in place
+		case "name":
+			dst, bit = &t.name, 1
+		case "property":
+			dst, bit = &t.property, 2
+		case "http-equiv":
+			dst, bit = &t.httpEquiv, 4
+		case "content":
+			dst, bit = &t.content, 8
+			if seen&bit == 0 {
+				t.hasContent = true
+			}
+		case "src":
+			dst, bit = &t.src, 16
+		case "href":
+			dst, bit = &t.href, 32
+		default:
+			continue
 		}
-		if b.Len() > 0 {
-			b.WriteByte(' ')
+		if seen&bit == 0 {
+			*dst = string(v)
+			seen |= bit
 		}
-		b.Write(f)
 	}
+}
+
+// tagAtom names the tag of a raw start or end tag. The tokenizer's TagName
+// copies every name; the tags ParseHTML acts on are all short, so a name is
+// lower-cased on the stack and anything longer is no tag of interest.
+func tagAtom(raw []byte) atom.Atom {
+	i := 1
+	if len(raw) > 1 && raw[1] == '/' {
+		i = 2
+	}
+	var buf [8]byte
+	n := 0
+	for ; i < len(raw); i++ {
+		c := raw[i]
+		if c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '/' || c == '>' {
+			break
+		}
+		if n == len(buf) {
+			return 0
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[n] = c
+		n++
+	}
+	return atom.Lookup(buf[:n])
+}
+
+// appendText adds raw with whitespace runs (Unicode spaces too, as
+// bytes.Fields would) collapsed to one space, without allocating.
+func appendText(b *strings.Builder, raw []byte) {
+	start := -1
+	for i := 0; i <= len(raw); {
+		size, space := 1, true
+		if i < len(raw) {
+			space, size = spaceAt(raw[i:])
+		}
+		if !space {
+			if start < 0 {
+				start = i
+			}
+			i += size
+			continue
+		}
+		if start >= 0 {
+			word := raw[start:i]
+			start = -1
+			if b.Len()+len(word)+1 > maxTextBytes {
+				return
+			}
+			if b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			b.Write(word)
+		}
+		i += size
+	}
+}
+
+// spaceAt reports whether p starts with a space and the length of its
+// first character.
+func spaceAt(p []byte) (bool, int) {
+	if c := p[0]; c < utf8.RuneSelf {
+		return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v', 1
+	}
+	r, size := utf8.DecodeRune(p)
+	return unicode.IsSpace(r), size
 }
 
 func clip(b []byte, n int) []byte {
