@@ -216,7 +216,8 @@ func (r *Runtime) process(ctx context.Context, msg jetstream.Msg) {
 
 	// A redelivery of a job whose result is already stored (the worker died
 	// between storing and acknowledging) must not produce a second result.
-	if cur, err := r.store.Status(ctx, j.ID); err == nil && cur.Status.Finished() {
+	// A first delivery cannot be one: JOBS de-duplicates by job id.
+	if meta.NumDelivered > 1 && r.finished(ctx, j.ID) {
 		log.Info("already finished: acknowledging redelivery")
 		msg.DoubleAck(ctx)
 		return
@@ -261,6 +262,12 @@ func (r *Runtime) process(ctx context.Context, msg jetstream.Msg) {
 		r.event(&j)
 		msg.NakWithDelay(delay)
 	}
+}
+
+// finished reports whether the job's status says it has ended.
+func (r *Runtime) finished(ctx context.Context, id string) bool {
+	cur, err := r.store.Status(ctx, id)
+	return err == nil && cur.Status.Finished()
 }
 
 // call runs the handler, turning a panic into an error.

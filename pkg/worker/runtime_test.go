@@ -185,22 +185,29 @@ func TestPermanentErrorFailsAtOnce(t *testing.T) {
 func TestRedeliveryOfFinishedJobIsOnlyAcked(t *testing.T) {
 	h := newHarness(t)
 	var calls atomic.Int32
-	id := uuid.NewString()
-	// The worker stored the result and died before acking: the status says
-	// completed while the job is still in JOBS.
-	done := &job.Job{ID: id, Kind: job.Scan, Status: job.Completed, URL: "https://x.example/", Created: time.Now().UTC()}
+	id := h.submit(job.Scan, "https://x.example/")
+	// A worker took the job, stored its result and died before acking: the
+	// status says completed and the job is delivered again.
+	cons, err := h.env.JS.CreateOrUpdateConsumer(context.Background(), bus.JobsStream, jetstream.ConsumerConfig{
+		Durable: bus.ConsumerName(job.Scan), FilterSubject: job.JobSubject(job.Scan),
+		AckPolicy: jetstream.AckExplicitPolicy, AckWait: 300 * time.Millisecond, MaxDeliver: -1,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cons.Next(jetstream.FetchMaxWait(2 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	done := &job.Job{ID: id, Kind: job.Scan, Status: job.Completed, URL: "https://x.example/", Created: now, Finished: &now}
 	if err := h.store.Put(context.Background(), done); err != nil {
 		t.Fatal(err)
 	}
-	queued := *done
-	queued.Status = job.Queued
-	data, _ := json.Marshal(&queued)
-	h.env.JS.Publish(context.Background(), job.JobSubject(job.Scan), data)
 	h.run(fastRetries(job.Scan, 3), worker.HandlerFunc(func(ctx context.Context, j *job.Job, p worker.Progress) (any, error) {
 		calls.Add(1)
 		return "again", nil
 	}))
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
 		s, _ := h.env.JS.Stream(context.Background(), bus.JobsStream)
 		if info, err := s.Info(context.Background()); err == nil && info.State.Msgs == 0 {
@@ -210,6 +217,10 @@ func TestRedeliveryOfFinishedJobIsOnlyAcked(t *testing.T) {
 	}
 	if calls.Load() != 0 {
 		t.Fatalf("handler ran %d times for a finished job", calls.Load())
+	}
+	s, _ := h.env.JS.Stream(context.Background(), bus.JobsStream)
+	if info, _ := s.Info(context.Background()); info.State.Msgs != 0 {
+		t.Fatal("the redelivered job was never acknowledged")
 	}
 }
 
