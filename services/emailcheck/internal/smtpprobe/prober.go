@@ -10,15 +10,14 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/VictoriaMetrics/metrics"
-
 	"github.com/surveyor/surveyor/pkg/netguard"
+	"github.com/surveyor/surveyor/pkg/obs"
 	"github.com/surveyor/surveyor/pkg/resolver"
 )
 
 var (
-	connectionsOpened = metrics.NewCounter("emailcheck_smtp_connections_opened_total")
-	rcptSent          = metrics.NewCounter("emailcheck_smtp_rcpt_total")
+	connectionsOpened = obs.Default.NewCounterVec("surveyor_smtp_connections_opened_total", "SMTP connections opened to mail servers.").With()
+	rcptSent          = obs.Default.NewCounterVec("surveyor_smtp_rcpt_total", "RCPT TO commands sent.").With()
 )
 
 // Bounds on how far one check wanders.

@@ -10,9 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/VictoriaMetrics/metrics"
-
 	"github.com/surveyor/surveyor/pkg/job"
+	"github.com/surveyor/surveyor/pkg/obs"
 	"github.com/surveyor/surveyor/pkg/resolver"
 	"github.com/surveyor/surveyor/pkg/worker"
 	"github.com/surveyor/surveyor/services/emailcheck/internal/misc"
@@ -36,7 +35,12 @@ const (
 	maxCachedDomains   = 50_000
 )
 
-var cacheHits = metrics.NewCounter("emailcheck_cache_hits_total")
+var (
+	cacheHits = obs.Default.NewCounterVec("surveyor_email_cache_hits_total",
+		"Validations answered from the per-address cache.").With()
+	verdicts = obs.Default.NewCounterVec("surveyor_email_verdicts_total",
+		"Validations by verdict.", "reachable")
+)
 
 // Result is the email result document.
 type Result struct {
@@ -144,7 +148,7 @@ func (h *Handler) Verify(ctx context.Context, addr string, force bool) Result {
 	if hit {
 		cacheHits.Inc()
 	}
-	metrics.GetOrCreateCounter(`emailcheck_validations_total{reachable="` + out.Reachable + `"}`).Inc()
+	verdicts.With(out.Reachable).Inc()
 	return out
 }
 
