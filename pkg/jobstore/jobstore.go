@@ -90,27 +90,11 @@ func (s *Store) Put(ctx context.Context, j *job.Job) error {
 	return err
 }
 
-// CreateAsync stores the document of a new job unless one already exists
-// (a worker that was faster than ingest must not be overwritten with
-// "queued"). The caller waits on the future; IsExists tells the harmless
-// refusal from a real failure.
-func (s *Store) CreateAsync(j *job.Job) (jetstream.PubAckFuture, error) {
-	data, err := encodeStatus(j)
-	if err != nil {
-		return nil, err
-	}
-	m := nats.NewMsg("$KV." + bus.StatusBucket + "." + j.ID)
-	m.Data = data
-	return s.js.PublishMsgAsync(m, jetstream.WithExpectLastSequencePerSubject(0))
-}
-
-// IsExists reports whether a CreateAsync failed only because the key was
-// already there.
-func IsExists(err error) bool {
-	var apiErr *jetstream.APIError
-	return errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
-		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
-}
+// StatusSubject is the subject a job's status document is stored under in
+// the bucket's stream. Ingest publishes new jobs' documents there directly,
+// in batches (see services/ingest/internal/intake); they are the job's
+// encoded document, which has no result yet.
+func StatusSubject(id string) string { return "$KV." + bus.StatusBucket + "." + id }
 
 // Finish publishes the final document to results.<kind>.<id> and then
 // records the final status. The result is stored before the status says

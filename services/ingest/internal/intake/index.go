@@ -16,8 +16,8 @@ type entry struct {
 }
 
 // index maps request keys to their newest job. Every ingest replica keeps
-// its own, fed by its accepts and by a watch of the status bucket, so a
-// repeat finds its job without a store read.
+// its own, fed by its accepts, the workers' status events and, once at
+// start, the status bucket, so a repeat finds its job without a store read.
 type index struct {
 	mu    sync.RWMutex
 	byKey map[string]entry
@@ -49,6 +49,18 @@ func (x *index) put(key string, e entry) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if old, ok := x.byKey[key]; ok && old.id != e.id && old.created.After(e.created) {
+		return
+	}
+	x.byKey[key] = e
+}
+
+// seed records e as put does, except that it never replaces what is already
+// known of the same job: seeding reads older documents than the events and
+// accepts that may have arrived meanwhile.
+func (x *index) seed(key string, e entry) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if old, ok := x.byKey[key]; ok && (old.id == e.id || old.created.After(e.created)) {
 		return
 	}
 	x.byKey[key] = e

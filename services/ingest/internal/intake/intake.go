@@ -20,6 +20,7 @@ import (
 	"github.com/surveyor/surveyor/pkg/job"
 	"github.com/surveyor/surveyor/pkg/jobstore"
 	"github.com/surveyor/surveyor/pkg/obs"
+	"github.com/surveyor/surveyor/pkg/worker"
 	"github.com/surveyor/surveyor/services/ingest/internal/validate"
 )
 
@@ -42,17 +43,17 @@ type Intake struct {
 	store    *jobstore.Store
 	cacheTTL time.Duration
 	maxAge   time.Duration
-	timeout  time.Duration
 	log      *slog.Logger
 	index    *index
 	est      *estimator
+	batch    *batcher
 }
 
 // Config tunes an Intake.
 type Config struct {
 	CacheTTL  time.Duration // how long a finished job answers repeats
 	ResultTTL time.Duration // how long any job is remembered
-	Timeout   time.Duration // longest wait for JetStream's acks
+	Timeout   time.Duration // longest wait for JetStream's acks (2 s)
 	Log       *slog.Logger
 }
 
@@ -63,7 +64,8 @@ var (
 		"Requests answered with an existing job, by kind.", "kind")
 )
 
-// New returns an Intake; Run keeps its view of the system fresh.
+// New returns an Intake. Run stores its jobs and keeps its view of the
+// system fresh: Submit fails with ErrUnavailable unless Run is running.
 func New(js jetstream.JetStream, store *jobstore.Store, cfg Config) *Intake {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 2 * time.Second
@@ -72,7 +74,8 @@ func New(js jetstream.JetStream, store *jobstore.Store, cfg Config) *Intake {
 		cfg.Log = slog.Default()
 	}
 	in := &Intake{js: js, store: store, cacheTTL: cfg.CacheTTL, maxAge: cfg.ResultTTL,
-		timeout: cfg.Timeout, log: cfg.Log, index: newIndex(), est: newEstimator()}
+		log: cfg.Log, index: newIndex(), est: newEstimator()}
+	in.batch = newBatcher(js.Conn(), store.KV(), cfg.Timeout, in.classify)
 	obs.Default.NewGaugeFunc("surveyor_queue_depth", "Jobs in JOBS (queued or in flight), by kind.", "kind",
 		func() map[string]float64 { d, _ := in.est.snapshot(time.Now()); return d })
 	obs.Default.NewGaugeFunc("surveyor_worker_capacity", "Concurrency announced by live workers, by kind.", "kind",
@@ -91,7 +94,8 @@ func (in *Intake) Submit(ctx context.Context, reqs []validate.Request) ([]Outcom
 	out := make([]Outcome, len(reqs))
 	byKey := make(map[string]int, len(reqs)) // first request of each key
 	var fresh []*job.Job
-	var futures []jetstream.PubAckFuture
+	var freshKeys []string
+	var pending []newJob
 	var dedupAhead int64
 	for i, r := range reqs {
 		key := r.Key()
@@ -112,19 +116,19 @@ func (in *Intake) Submit(ctx context.Context, reqs []validate.Request) ([]Outcom
 		}
 		j := &job.Job{ID: uuid.NewString(), Kind: r.Kind, Status: job.Queued, URL: r.URL, Email: r.Email,
 			Options: r.Options, MaxPages: r.MaxPages, Force: r.Force, Created: now}
-		fs, err := in.publish(j)
-		if err != nil {
-			return nil, 0, in.classify(err)
-		}
-		futures = append(futures, fs...)
-		fresh = append(fresh, j)
+		// A new job has no result: its JOBS message and its status
+		// document are the same bytes.
+		pending = append(pending, newJob{id: j.ID, kind: j.Kind, data: encodeQueued(j)})
+		fresh, freshKeys = append(fresh, j), append(freshKeys, key)
 		out[i] = Outcome{ID: j.ID, Status: job.Queued}
 	}
-	if err := in.wait(ctx, futures); err != nil {
-		return nil, 0, err
+	if len(pending) > 0 {
+		if err := in.batch.store(ctx, pending); err != nil {
+			return nil, 0, err
+		}
 	}
-	for _, j := range fresh {
-		in.index.put(validate.KeyOf(j), entry{id: j.ID, status: job.Queued, created: j.Created})
+	for i, j := range fresh {
+		in.index.put(freshKeys[i], entry{id: j.ID, status: job.Queued, created: j.Created})
 		acceptedTotal.With(string(j.Kind)).Inc()
 	}
 	kind := reqs[0].Kind
@@ -135,44 +139,6 @@ func (in *Intake) Submit(ctx context.Context, reqs []validate.Request) ([]Outcom
 		eta = in.est.estimate(kind, 0, now)
 	}
 	return out, eta, nil
-}
-
-// publish sends the job to JOBS and its queued status to the status bucket;
-// the two acks are awaited together.
-func (in *Intake) publish(j *job.Job) ([]jetstream.PubAckFuture, error) {
-	data, err := json.Marshal(j)
-	if err != nil {
-		return nil, err
-	}
-	m := nats.NewMsg(job.JobSubject(j.Kind))
-	m.Data = data
-	jf, err := in.js.PublishMsgAsync(m, jetstream.WithMsgID(j.ID))
-	if err != nil {
-		return nil, err
-	}
-	sf, err := in.store.CreateAsync(j)
-	if err != nil {
-		return nil, err
-	}
-	return []jetstream.PubAckFuture{jf, sf}, nil
-}
-
-func (in *Intake) wait(ctx context.Context, futures []jetstream.PubAckFuture) error {
-	ctx, cancel := context.WithTimeout(ctx, in.timeout)
-	defer cancel()
-	for _, f := range futures {
-		select {
-		case <-f.Ok():
-		case err := <-f.Err():
-			if jobstore.IsExists(err) {
-				continue // a worker recorded the job first
-			}
-			return in.classify(err)
-		case <-ctx.Done():
-			return fmt.Errorf("%w: no acknowledgement within %s", ErrUnavailable, in.timeout)
-		}
-	}
-	return nil
 }
 
 func (in *Intake) classify(err error) error {
@@ -199,14 +165,28 @@ func (in *Intake) Get(ctx context.Context, id string) (*job.Job, error) {
 }
 
 // Run keeps the index, the queue depths and the worker census current
-// until ctx ends.
+// until ctx ends. The index learns of status changes from the workers'
+// events and is seeded once from the status bucket; jobs that another
+// ingest replica accepted are not announced while they wait, so a repeat
+// arriving here then may start a second job (harmless: both complete).
 func (in *Intake) Run(ctx context.Context) {
 	nc := in.js.Conn()
 	sub, err := nc.Subscribe(bus.WorkersSubject+".*", func(m *nats.Msg) { in.est.worker(m.Data, time.Now()) })
 	if err == nil {
 		defer sub.Unsubscribe()
 	}
-	go in.watchStatus(ctx)
+	// Subscribe before seeding: an event is never older than what the
+	// bucket shows, and seed does not overwrite what an event recorded.
+	events, err := nc.Subscribe(worker.EventsSubject+".*", func(m *nats.Msg) { in.statusEvent(m.Data) })
+	if err == nil {
+		defer events.Unsubscribe()
+	}
+	go in.seedIndex(ctx)
+	go func() {
+		if err := in.batch.run(ctx); err != nil {
+			in.log.Error("intake batcher stopped: every submit will fail", "err", err)
+		}
+	}()
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	lastPrune := time.Now()
@@ -240,35 +220,66 @@ func (in *Intake) refreshDepth(ctx context.Context) {
 	}
 }
 
-// watchStatus follows every job's status: it learns about jobs accepted by
-// other ingest replicas and times finished jobs for the estimates.
-func (in *Intake) watchStatus(ctx context.Context) {
+// statusEvent records a worker's announcement of a job's new status and
+// times finished jobs for the estimates.
+func (in *Intake) statusEvent(data []byte) {
+	var j job.Job
+	if json.Unmarshal(data, &j) != nil {
+		return
+	}
+	e := entryOf(&j)
+	if j.Status == job.Completed && j.Started != nil && j.Finished != nil {
+		in.est.observe(j.Kind, j.Finished.Sub(*j.Started))
+	}
+	in.index.put(validate.KeyOf(&j), e)
+}
+
+// seedIndex reads every job's status document once, so that repeats of jobs
+// accepted before this process started are found. It retries until it has
+// read the whole bucket or ctx ends.
+func (in *Intake) seedIndex(ctx context.Context) {
 	for ctx.Err() == nil {
-		w, err := in.store.KV().WatchAll(ctx)
-		if err != nil {
-			time.Sleep(time.Second)
-			continue
+		n, err := in.seedOnce(ctx)
+		if err == nil {
+			in.log.Info("de-duplication index seeded", "jobs", n)
+			return
 		}
-		for upd := range w.Updates() {
-			if upd == nil || upd.Operation() != jetstream.KeyValuePut {
-				continue
-			}
-			var j job.Job
-			if json.Unmarshal(upd.Value(), &j) != nil {
-				continue
-			}
-			e := entry{id: j.ID, status: j.Status, created: j.Created}
-			if j.Finished != nil {
-				e.finished = *j.Finished
-				if j.Status == job.Completed && j.Started != nil {
-					in.est.observe(j.Kind, j.Finished.Sub(*j.Started))
-				}
-			}
-			in.index.put(validate.KeyOf(&j), e)
+		if ctx.Err() != nil {
+			return
 		}
-		w.Stop()
-		if ctx.Err() == nil {
-			time.Sleep(time.Second) // the watch ended with the connection
+		in.log.Warn("cannot seed the de-duplication index: will retry", "err", err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
 		}
 	}
+}
+
+func (in *Intake) seedOnce(ctx context.Context) (int, error) {
+	w, err := in.store.KV().WatchAll(ctx, jetstream.IgnoreDeletes())
+	if err != nil {
+		return 0, err
+	}
+	defer w.Stop()
+	n := 0
+	for upd := range w.Updates() {
+		if upd == nil {
+			return n, nil // the initial values are all delivered
+		}
+		var j job.Job
+		if json.Unmarshal(upd.Value(), &j) != nil {
+			continue
+		}
+		in.index.seed(validate.KeyOf(&j), entryOf(&j))
+		n++
+	}
+	return n, errors.New("status watch ended before the initial values")
+}
+
+func entryOf(j *job.Job) entry {
+	e := entry{id: j.ID, status: j.Status, created: j.Created}
+	if j.Finished != nil {
+		e.finished = *j.Finished
+	}
+	return e
 }

@@ -1,0 +1,247 @@
+package intake
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/surveyor/surveyor/pkg/bus"
+	"github.com/surveyor/surveyor/pkg/bus/bustest"
+	"github.com/surveyor/surveyor/pkg/job"
+	"github.com/surveyor/surveyor/pkg/jobstore"
+	"github.com/surveyor/surveyor/services/ingest/internal/validate"
+)
+
+// startIntake runs an Intake on a real embedded JetStream server, connected
+// in-process as ingest is with EMBEDDED_NATS.
+func startIntake(t *testing.T, env *bustest.Env) *Intake {
+	t.Helper()
+	_, js := env.ConnectInProcess(t, "intake")
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	store, err := jobstore.Open(ctx, js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := New(js, store, Config{CacheTTL: time.Hour, ResultTTL: time.Hour, Log: quiet})
+	go in.Run(ctx)
+	return in
+}
+
+func scan(url string) validate.Request {
+	return validate.Request{Kind: job.Scan, URL: url, Options: []string{"technologies"}}
+}
+
+// jobsInStream reads every message of JOBS by sequence and returns the
+// Nats-Msg-Id of each, checking that it names the document's own id.
+func jobsInStream(t *testing.T, env *bustest.Env) []string {
+	t.Helper()
+	ctx := context.Background()
+	s, err := env.JS.Stream(ctx, bus.JobsStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for seq := info.State.FirstSeq; seq <= info.State.LastSeq && info.State.Msgs > 0; seq++ {
+		m, err := s.GetMsg(ctx, seq)
+		if err != nil {
+			t.Fatalf("JOBS seq %d: %v", seq, err)
+		}
+		var j job.Job
+		if err := json.Unmarshal(m.Data, &j); err != nil {
+			t.Fatalf("JOBS seq %d: %v", seq, err)
+		}
+		if id := m.Header.Get(jetstream.MsgIDHeader); id != j.ID || j.Status != job.Queued {
+			t.Fatalf("JOBS seq %d: Nats-Msg-Id %q for job %q (%s)", seq, id, j.ID, j.Status)
+		}
+		ids = append(ids, j.ID)
+	}
+	return ids
+}
+
+func TestConcurrentSubmitsAreStoredExactlyOnce(t *testing.T) {
+	env := bustest.Start(t, bus.Config{})
+	in := startIntake(t, env)
+	const workers, each = 32, 20
+	var mu sync.Mutex
+	accepted := map[string]bool{}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				// Every third request carries three URLs, one repeated.
+				reqs := []validate.Request{scan(fmt.Sprintf("https://w%d-i%d.example/", w, i))}
+				if i%3 == 0 {
+					reqs = append(reqs, scan(fmt.Sprintf("https://w%d-i%d-b.example/", w, i)), reqs[0])
+				}
+				outs, _, err := in.Submit(context.Background(), reqs)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if len(reqs) == 3 && (outs[2].ID != outs[0].ID || outs[1].ID == outs[0].ID) {
+					t.Errorf("repeats inside one request: %+v", outs)
+				}
+				mu.Lock()
+				for _, o := range outs[:min(len(outs), 2)] {
+					accepted[o.ID] = true
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	want := workers * (each + (each+2)/3)
+	if len(accepted) != want {
+		t.Fatalf("%d distinct jobs accepted, want %d", len(accepted), want)
+	}
+	ids := jobsInStream(t, env)
+	if len(ids) != want {
+		t.Fatalf("JOBS holds %d messages, want %d", len(ids), want)
+	}
+	for _, id := range ids {
+		if !accepted[id] {
+			t.Fatalf("JOBS holds %s, which no request was given", id)
+		}
+		delete(accepted, id) // a second copy would now fail above
+	}
+	kv := in.store.KV()
+	for _, id := range ids[:50] {
+		e, err := kv.Get(context.Background(), id)
+		if err != nil {
+			t.Fatalf("status of %s: %v", id, err)
+		}
+		var j job.Job
+		if json.Unmarshal(e.Value(), &j) != nil || j.ID != id || j.Status != job.Queued {
+			t.Fatalf("status of %s: %s", id, e.Value())
+		}
+	}
+}
+
+func TestFullQueueFailsOnlyTheJobsThatDoNotFit(t *testing.T) {
+	const room = 10
+	env := bustest.Start(t, bus.Config{JobsMaxMsgs: room})
+	in := startIntake(t, env)
+	const total = 40
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var ok []string
+	full := 0
+	for i := range total {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			outs, _, err := in.Submit(context.Background(), []validate.Request{scan(fmt.Sprintf("https://full%d.example/", i))})
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				ok = append(ok, outs[0].ID)
+			case errors.Is(err, ErrQueueFull):
+				full++
+			default:
+				t.Errorf("submit %d: %v", i, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if len(ok) != room || full != total-room {
+		t.Fatalf("%d accepted and %d refused as full, want %d and %d", len(ok), full, room, total-room)
+	}
+	ids := jobsInStream(t, env)
+	if fmt.Sprint(sorted(ids)) != fmt.Sprint(sorted(ok)) {
+		t.Fatalf("JOBS holds %v, accepted %v", ids, ok)
+	}
+	// The refused jobs' status documents are purged: only the accepted
+	// ones remain.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		keys, err := in.store.KV().Keys(context.Background())
+		if err == nil && fmt.Sprint(sorted(keys)) == fmt.Sprint(sorted(ok)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("status bucket holds %d keys (%v), want the %d accepted", len(keys), err, room)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// A repeat of a refused request is not deduplicated to a job that
+	// does not exist, and a repeat of an accepted one is.
+	outs, _, err := in.Submit(context.Background(), []validate.Request{scan("https://full0.example/")})
+	if err == nil && !outs[0].Deduplicated {
+		t.Fatalf("a new job fit into a full queue: %+v", outs)
+	}
+}
+
+func TestIndexIsSeededFromTheStatusBucket(t *testing.T) {
+	env := bustest.Start(t, bus.Config{})
+	first := startIntake(t, env)
+	outs, _, err := first.Submit(context.Background(), []validate.Request{scan("https://seed.example/")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A second ingest process starting now learns the job from the bucket
+	// (no worker runs, so no event tells it).
+	second := startIntake(t, env)
+	key := scan("https://seed.example/").Key()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, ok := second.index.lookup(key, time.Hour, time.Now()); ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("second intake never learned the job")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	again, _, err := second.Submit(context.Background(), []validate.Request{scan("https://seed.example/")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !again[0].Deduplicated || again[0].ID != outs[0].ID {
+		t.Fatalf("repeat at the second intake got %+v, want job %s", again[0], outs[0].ID)
+	}
+}
+
+func sorted(s []string) []string {
+	c := slices.Clone(s)
+	slices.Sort(c)
+	return c
+}
+
+func TestEncodeQueuedMatchesJSONMarshal(t *testing.T) {
+	at := time.Date(2026, 3, 4, 5, 6, 7, 890123000, time.UTC)
+	jobs := []*job.Job{
+		{ID: "0b7c5a9e-4a7e-4b8e-9d6c-1f2e3d4c5b6a", Kind: job.Scan, URL: "https://a.example/", Options: []string{"technologies"}},
+		{ID: "x", Kind: job.Scan, URL: "https://xn--bcher-kva.example/p?q=1&r=<2>", Options: []string{"tls", "dns"}, Force: true},
+		{ID: "y", Kind: job.Sitemap, URL: "https://b.example/", MaxPages: 10000},
+		{ID: "z", Kind: job.Email, Email: "Ünïcode \"quoted\"\\ \u2028 \x01@b.example"},
+		{ID: "w", Kind: job.Email, Email: "bad \xff utf8@c.example", Created: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)},
+	}
+	for _, j := range jobs {
+		j.Status = job.Queued
+		if j.Created.IsZero() {
+			j.Created = at
+		}
+		want, err := json.Marshal(j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := encodeQueued(j); string(got) != string(want) {
+			t.Errorf("encodeQueued:\n got %s\nwant %s", got, want)
+		}
+	}
+}
