@@ -59,13 +59,15 @@ func Fatal(log *slog.Logger, msg string, err error) {
 	os.Exit(1)
 }
 
-// Env is what a worker's Setup receives.
+// Env is what a worker's Build receives once NATS is reachable.
 type Env struct {
-	Config *config.Reader
 	Common Common
 	JS     jetstream.JetStream
 	Log    *slog.Logger
 }
+
+// Build makes a worker's handler once NATS is reachable.
+type Build func(ctx context.Context, env *Env) (worker.Handler, error)
 
 // Worker describes one worker binary.
 type Worker struct {
@@ -73,9 +75,10 @@ type Worker struct {
 	ConcurrencyVar     string // e.g. SCANNER_CONCURRENCY
 	DefaultConcurrency int
 	DefaultAdminAddr   string // e.g. 127.0.0.1:9101
-	// Setup builds the handler; it reads its own variables from env.Config
-	// (errors there stop the process naming the variable).
-	Setup func(ctx context.Context, env *Env) (worker.Handler, error)
+	// Configure reads the worker's own variables before anything connects,
+	// so a bad value stops the process at once and names the variable
+	// (record it in r); it returns what builds the handler later.
+	Configure func(r *config.Reader, log *slog.Logger) (Build, error)
 }
 
 // RunWorker is the whole main of a worker binary.
@@ -93,7 +96,11 @@ func RunWorker(w Worker) {
 		Grace:       r.Duration("WORKER_GRACE", 20*time.Second),
 		Log:         log,
 	}
-	if err := r.Err(); err != nil {
+	build, err := w.Configure(r, log)
+	if err == nil {
+		err = r.Err()
+	}
+	if err != nil {
 		Fatal(log, "configuration", err)
 	}
 
@@ -131,11 +138,7 @@ func RunWorker(w Worker) {
 	if err != nil {
 		Fatal(log, "job store", err)
 	}
-	env := &Env{Config: r, Common: common, JS: js, Log: log}
-	h, err := w.Setup(ctx, env)
-	if err == nil {
-		err = r.Err()
-	}
+	h, err := build(ctx, &Env{Common: common, JS: js, Log: log})
 	if err != nil {
 		Fatal(log, "setup", err)
 	}
@@ -151,13 +154,16 @@ func RunWorker(w Worker) {
 // machine the workers may start before the embedded server is listening.
 func setupWithRetry(ctx context.Context, js jetstream.JetStream, cfg bus.Config, log *slog.Logger) error {
 	for {
-		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err := bus.Setup(sctx, js, cfg)
-		cancel()
-		if err == nil {
-			return nil
+		err := errors.New("not connected to NATS yet")
+		if js.Conn().IsConnected() {
+			sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			err = bus.Setup(sctx, js, cfg)
+			cancel()
+			if err == nil {
+				return nil
+			}
 		}
-		log.Warn("waiting for JetStream", "err", err)
+		log.Warn("waiting for JetStream", "url", js.Conn().Opts.Servers, "err", err)
 		select {
 		case <-ctx.Done():
 			return ctx.Err()

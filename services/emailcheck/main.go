@@ -4,7 +4,9 @@ package main
 
 import (
 	"context"
+	"log/slog"
 
+	"github.com/surveyor/surveyor/pkg/config"
 	"github.com/surveyor/surveyor/pkg/job"
 	"github.com/surveyor/surveyor/pkg/service"
 	"github.com/surveyor/surveyor/pkg/worker"
@@ -17,8 +19,11 @@ func main() {
 		ConcurrencyVar:     "EMAILCHECK_CONCURRENCY",
 		DefaultConcurrency: 64,
 		DefaultAdminAddr:   "127.0.0.1:9103",
-		Setup: func(_ context.Context, env *service.Env) (worker.Handler, error) {
-			return verify.NewHandler(verify.ConfigFromEnv(env.Config))
+		Configure: func(r *config.Reader, _ *slog.Logger) (service.Build, error) {
+			cfg := verify.ConfigFromEnv(r)
+			return func(context.Context, *service.Env) (worker.Handler, error) {
+				return verify.NewHandler(cfg)
+			}, nil
 		},
 	})
 }

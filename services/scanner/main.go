@@ -7,11 +7,13 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/surveyor/surveyor/pkg/config"
 	"github.com/surveyor/surveyor/pkg/fingerprint"
 	"github.com/surveyor/surveyor/pkg/job"
 	"github.com/surveyor/surveyor/pkg/obs"
@@ -27,7 +29,7 @@ func main() {
 		ConcurrencyVar:     "SCANNER_CONCURRENCY",
 		DefaultConcurrency: 32,
 		DefaultAdminAddr:   "127.0.0.1:9101",
-		Setup:              setup,
+		Configure:          configure,
 	})
 }
 
@@ -35,18 +37,28 @@ func main() {
 // before it scans with the built-in ones alone.
 const firstLoadWait = 10 * time.Second
 
-// setup builds the scanner and starts following the custom fingerprints for
-// as long as ctx lives.
-func setup(ctx context.Context, env *service.Env) (worker.Handler, error) {
-	cfg := scan.ConfigFromEnv(env.Config)
-	dir := env.Config.String("FINGERPRINTS_DIR", "")
-	if err := env.Config.Err(); err != nil {
+// configure reads the scanner's variables and loads the built-in and
+// FINGERPRINTS_DIR fingerprints before anything connects, so a bad value or
+// an unreadable directory stops the process at start.
+func configure(r *config.Reader, log *slog.Logger) (service.Build, error) {
+	cfg := scan.ConfigFromEnv(r)
+	dir := r.String("FINGERPRINTS_DIR", "")
+	if err := r.Err(); err != nil {
 		return nil, err
 	}
-	base, err := baseDB(dir, env.Log)
+	base, err := baseDB(dir, log)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("FINGERPRINTS_DIR: %w", err)
 	}
+	return func(ctx context.Context, env *service.Env) (worker.Handler, error) {
+		return build(ctx, env, cfg, base)
+	}, nil
+}
+
+// build starts following the custom fingerprints for as long as ctx lives
+// and returns the scanner, once the first custom set is in (or after
+// firstLoadWait).
+func build(ctx context.Context, env *service.Env, cfg scan.Config, base *fingerprint.DB) (worker.Handler, error) {
 	store, err := techstore.Open(ctx, env.JS)
 	if err != nil {
 		return nil, err

@@ -48,11 +48,12 @@ func TestCustomFingerprintsReachEveryReplica(t *testing.T) {
 	var replicas []worker.Handler
 	for i := range 2 {
 		_, js := env.Connect(t, fmt.Sprintf("scanner-%d", i))
-		h, err := setup(ctx, &service.Env{
-			Config: config.FromMap(map[string]string{"ALLOW_PRIVATE_TARGETS": "true", "FINGERPRINTS_DIR": dir}),
-			JS:     js,
-			Log:    slog.New(slog.DiscardHandler),
-		})
+		log := slog.New(slog.DiscardHandler)
+		b, err := configure(config.FromMap(map[string]string{"ALLOW_PRIVATE_TARGETS": "true", "FINGERPRINTS_DIR": dir}), log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := b(ctx, &service.Env{JS: js, Log: log})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,15 +117,11 @@ func TestCustomFingerprintsReachEveryReplica(t *testing.T) {
 	})
 }
 
+// A broken FINGERPRINTS_DIR stops the scanner before it connects anywhere.
 func TestBadFingerprintsDirStopsStart(t *testing.T) {
-	env := bustest.Start(t, bus.Config{})
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "broken.json"), []byte(`{"A": `), 0o644)
-	_, err := setup(context.Background(), &service.Env{
-		Config: config.FromMap(map[string]string{"FINGERPRINTS_DIR": dir}),
-		JS:     env.JS,
-		Log:    slog.New(slog.DiscardHandler),
-	})
+	_, err := configure(config.FromMap(map[string]string{"FINGERPRINTS_DIR": dir}), slog.New(slog.DiscardHandler))
 	if err == nil || !strings.Contains(err.Error(), "FINGERPRINTS_DIR") {
 		t.Fatalf("err %v, want one naming FINGERPRINTS_DIR", err)
 	}

@@ -4,7 +4,9 @@ package main
 
 import (
 	"context"
+	"log/slog"
 
+	"github.com/surveyor/surveyor/pkg/config"
 	"github.com/surveyor/surveyor/pkg/job"
 	"github.com/surveyor/surveyor/pkg/service"
 	"github.com/surveyor/surveyor/pkg/worker"
@@ -17,8 +19,11 @@ func main() {
 		ConcurrencyVar:     "SITEMAPPER_CONCURRENCY",
 		DefaultConcurrency: 4,
 		DefaultAdminAddr:   "127.0.0.1:9102",
-		Setup: func(_ context.Context, env *service.Env) (worker.Handler, error) {
-			return crawl.New(crawl.ConfigFromEnv(env.Config), nil), nil
+		Configure: func(r *config.Reader, _ *slog.Logger) (service.Build, error) {
+			cfg := crawl.ConfigFromEnv(r)
+			return func(context.Context, *service.Env) (worker.Handler, error) {
+				return crawl.New(cfg, nil), nil
+			}, nil
 		},
 	})
 }

@@ -51,7 +51,7 @@ func ConfigFromEnv(r *config.Reader) Config {
 		HELO:           helo,
 		From:           from,
 		CacheTTL:       r.Duration("CACHE_TTL", 24*time.Hour),
-		Concurrency:    r.Int("EMAILCHECK_CONCURRENCY", 64, 1, 100000),
+		Concurrency:    r.Int("EMAILCHECK_CONCURRENCY", 64, 1, 10000),
 		PerServer:      r.Int("EMAILCHECK_PER_SERVER", 2, 1, 100),
 		Timeout:        r.Duration("EMAILCHECK_TIMEOUT", 2*time.Minute),
 		ConnectTimeout: r.Duration("EMAILCHECK_CONNECT_TIMEOUT", 10*time.Second),

@@ -15,7 +15,6 @@ import (
 type Config struct {
 	AllowPrivate  bool          // ALLOW_PRIVATE_TARGETS
 	DNSServer     string        // DNS_SERVER; "" means /etc/resolv.conf
-	Concurrency   int           // SCANNER_CONCURRENCY: scans at once per replica
 	UserAgent     string        // SCANNER_USER_AGENT
 	BodyLimit     int           // SCANNER_BODY_LIMIT: bytes of page kept
 	Timeout       time.Duration // SCANNER_TIMEOUT: budget of one scan, retries included
@@ -37,7 +36,6 @@ type Config struct {
 // DefaultConfig is the configuration with every default.
 func DefaultConfig() Config {
 	return Config{
-		Concurrency:   32,
 		BodyLimit:     fetch.DefaultBodyLimit,
 		Timeout:       20 * time.Second,
 		DialTimeout:   5 * time.Second,
@@ -55,7 +53,6 @@ func ConfigFromEnv(r *config.Reader) Config {
 	c := Config{
 		AllowPrivate:  r.Bool("ALLOW_PRIVATE_TARGETS", false),
 		DNSServer:     r.String("DNS_SERVER", ""),
-		Concurrency:   r.Int("SCANNER_CONCURRENCY", d.Concurrency, 1, 1024),
 		UserAgent:     r.String("SCANNER_USER_AGENT", fetch.DefaultUserAgent),
 		BodyLimit:     r.Int("SCANNER_BODY_LIMIT", d.BodyLimit, 1024, 64<<20),
 		Timeout:       r.Duration("SCANNER_TIMEOUT", d.Timeout),

@@ -10,7 +10,6 @@ import (
 type Config struct {
 	AllowPrivate bool          // ALLOW_PRIVATE_TARGETS: crawl loopback and private addresses
 	DNSServer    string        // DNS_SERVER: host:port, "" for the system resolvers
-	Concurrency  int           // SITEMAPPER_CONCURRENCY: crawls one worker runs at once
 	PerHost      int           // SITEMAPPER_PER_HOST: requests in flight per origin
 	MaxDepth     int           // SITEMAPPER_MAX_DEPTH: links followed from the start URL
 	Timeout      time.Duration // SITEMAPPER_TIMEOUT: one request, headers and body
@@ -36,13 +35,12 @@ const robotsToken = "surveyorbot"
 // DefaultConfig is the configuration with every variable unset.
 func DefaultConfig() Config {
 	return Config{
-		Concurrency: 4,
-		PerHost:     DefaultPerHost,
-		MaxDepth:    DefaultMaxDepth,
-		Timeout:     DefaultTimeout,
-		JobBudget:   DefaultJobBudget,
-		BodyLimit:   DefaultBodyLimit,
-		UserAgent:   DefaultUserAgent,
+		PerHost:   DefaultPerHost,
+		MaxDepth:  DefaultMaxDepth,
+		Timeout:   DefaultTimeout,
+		JobBudget: DefaultJobBudget,
+		BodyLimit: DefaultBodyLimit,
+		UserAgent: DefaultUserAgent,
 	}
 }
 
@@ -53,7 +51,6 @@ func ConfigFromEnv(r *config.Reader) Config {
 	c := Config{
 		AllowPrivate: r.Bool("ALLOW_PRIVATE_TARGETS", false),
 		DNSServer:    r.String("DNS_SERVER", ""),
-		Concurrency:  r.Int("SITEMAPPER_CONCURRENCY", d.Concurrency, 1, 256),
 		PerHost:      r.Int("SITEMAPPER_PER_HOST", d.PerHost, 1, 64),
 		MaxDepth:     r.Int("SITEMAPPER_MAX_DEPTH", d.MaxDepth, 1, 1000),
 		Timeout:      r.Duration("SITEMAPPER_TIMEOUT", d.Timeout),
