@@ -89,6 +89,9 @@ func Setup(ctx context.Context, js jetstream.JetStream, cfg Config) error {
 		// Ingest stores the jobs of concurrent requests as one batch:
 		// one acknowledgement for many jobs.
 		AllowBatchPublish: true,
+		// Ingest reads the waiting jobs by sequence at start (a work
+		// queue cannot be browsed with a consumer).
+		AllowDirect: true,
 	}, {
 		Name:        ResultsStream,
 		Description: "final job documents; subscribe to results.>",
@@ -132,47 +135,11 @@ func Setup(ctx context.Context, js jetstream.JetStream, cfg Config) error {
 		Replicas:     cfg.Replicas,
 	}}
 	for _, kc := range buckets {
-		if kc.Bucket == StatusBucket {
-			if err := setupBatchBucket(ctx, js, kc); err != nil {
-				return fmt.Errorf("bucket %s: %w", kc.Bucket, err)
-			}
-			continue
-		}
 		if _, err := js.CreateOrUpdateKeyValue(ctx, kc); err != nil {
 			return fmt.Errorf("bucket %s: %w", kc.Bucket, err)
 		}
 	}
 	return nil
-}
-
-// setupBatchBucket declares a bucket whose stream also accepts batch
-// publishing (ingest writes queued status documents that way). The bucket
-// API knows nothing of that setting and would switch it off, failing the
-// batches in flight, so a bucket that is already as declared is left alone:
-// processes that start later do not disturb a running ingest.
-func setupBatchBucket(ctx context.Context, js jetstream.JetStream, kc jetstream.KeyValueConfig) error {
-	stream := "KV_" + kc.Bucket
-	if s, err := js.Stream(ctx, stream); err == nil {
-		c := s.CachedInfo().Config
-		if c.AllowBatchPublish && c.Description == kc.Description && c.MaxAge == kc.TTL &&
-			c.MaxMsgsPerSubject == int64(max(kc.History, 1)) && c.MaxMsgSize == kc.MaxValueSize &&
-			c.Storage == kc.Storage && c.Replicas == kc.Replicas {
-			return nil
-		}
-	} else if !errors.Is(err, jetstream.ErrStreamNotFound) {
-		return err
-	}
-	if _, err := js.CreateOrUpdateKeyValue(ctx, kc); err != nil {
-		return err
-	}
-	s, err := js.Stream(ctx, stream)
-	if err != nil {
-		return err
-	}
-	c := s.CachedInfo().Config
-	c.AllowBatchPublish = true
-	_, err = js.UpdateStream(ctx, c)
-	return err
 }
 
 func orUnlimited(n int64) int64 {

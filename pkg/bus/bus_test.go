@@ -9,44 +9,29 @@ import (
 	"github.com/surveyor/surveyor/pkg/bus/bustest"
 )
 
-// Ingest batch-publishes into JOBS and the status bucket's stream; a
-// process that runs Setup later must not switch that off, even when it
-// changes the bucket's settings.
-func TestSetupKeepsBatchPublishing(t *testing.T) {
+// Ingest batch-publishes into JOBS and reads it by direct get at start; a
+// process that runs Setup later, even with other settings, keeps both.
+func TestSetupKeepsJobsBatchPublishingAndDirectGet(t *testing.T) {
 	env := bustest.Start(t, bus.Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	for _, name := range []string{bus.JobsStream, bus.StatusStream} {
-		s, err := env.JS.Stream(ctx, name)
+	check := func(when string, maxMsgs int64) {
+		t.Helper()
+		s, err := env.JS.Stream(ctx, bus.JobsStream)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !s.CachedInfo().Config.AllowBatchPublish {
-			t.Fatalf("%s does not allow batch publishing", name)
+		c := s.CachedInfo().Config
+		if !c.AllowBatchPublish || !c.AllowDirect || c.MaxMsgs != maxMsgs {
+			t.Fatalf("%s: JOBS batch publishing %v, direct get %v, max messages %d (want %d)",
+				when, c.AllowBatchPublish, c.AllowDirect, c.MaxMsgs, maxMsgs)
 		}
 	}
-	if err := bus.Setup(ctx, env.JS, env.Config); err != nil {
-		t.Fatal(err)
-	}
-	s, err := env.JS.Stream(ctx, bus.StatusStream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	info := s.CachedInfo()
-	if !info.Config.AllowBatchPublish {
-		t.Fatal("a second Setup switched batch publishing off on the status stream")
-	}
-	// A changed bucket setting is applied, and batch publishing stays on.
+	check("at start", -1)
 	cfg := env.Config
-	cfg.ResultTTL = 2 * time.Hour
+	cfg.JobsMaxMsgs = 500
 	if err := bus.Setup(ctx, env.JS, cfg); err != nil {
 		t.Fatal(err)
 	}
-	s, err = env.JS.Stream(ctx, bus.StatusStream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c := s.CachedInfo().Config; c.MaxAge != 2*time.Hour || !c.AllowBatchPublish {
-		t.Fatalf("after a TTL change: max age %s, batch publishing %v", c.MaxAge, c.AllowBatchPublish)
-	}
+	check("after a second Setup with a queue limit", 500)
 }

@@ -1,6 +1,8 @@
-// Package jobstore keeps where each job is: its current document in the
-// JOB_STATUS bucket (small: no result) and its final document, result
-// included, once in the RESULTS stream. Ingest reads it; workers write it.
+// Package jobstore keeps where each job is once a worker has taken it: its
+// current document in the JOB_STATUS bucket (small: no result) and its
+// final document, result included, once in the RESULTS stream. Workers
+// write it; ingest reads it. A job still waiting in JOBS has neither: ingest
+// answers for it from memory.
 package jobstore
 
 import (
@@ -89,12 +91,6 @@ func (s *Store) Put(ctx context.Context, j *job.Job) error {
 	_, err = s.kv.Put(ctx, j.ID, data)
 	return err
 }
-
-// StatusSubject is the subject a job's status document is stored under in
-// the bucket's stream. Ingest publishes new jobs' documents there directly,
-// in batches (see services/ingest/internal/intake); they are the job's
-// encoded document, which has no result yet.
-func StatusSubject(id string) string { return "$KV." + bus.StatusBucket + "." + id }
 
 // Finish publishes the final document to results.<kind>.<id> and then
 // records the final status. The result is stored before the status says

@@ -91,7 +91,8 @@ func main() {
 	if err != nil {
 		service.Fatal(log, "job store", err)
 	}
-	in := intake.New(js, store, intake.Config{CacheTTL: common.CacheTTL, ResultTTL: common.Bus.ResultTTL, Log: log})
+	in := intake.New(js, store, intake.Config{CacheTTL: common.CacheTTL, ResultTTL: common.Bus.ResultTTL,
+		MaxQueued: int(common.Bus.JobsMaxMsgs), Log: log})
 	go in.Run(ctx)
 
 	a := &api.API{

@@ -31,7 +31,9 @@ func (discard) Submit(_ context.Context, reqs []validate.Request) ([]intake.Outc
 	return out, 1, nil
 }
 
-func (discard) Get(context.Context, string) (*job.Job, error) { return nil, jobstore.ErrNotFound }
+func (discard) Get(context.Context, job.Kind, string) (*job.Job, error) {
+	return nil, jobstore.ErrNotFound
+}
 
 func main() {
 	addr := os.Getenv("HTTP_ADDR")

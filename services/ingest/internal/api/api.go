@@ -36,7 +36,7 @@ const MaxBody = 1 << 20
 // Jobs is what the API needs from intake.
 type Jobs interface {
 	Submit(ctx context.Context, reqs []validate.Request) ([]intake.Outcome, int, error)
-	Get(ctx context.Context, id string) (*job.Job, error)
+	Get(ctx context.Context, k job.Kind, id string) (*job.Job, error)
 }
 
 // API serves ingest's routes.
@@ -261,7 +261,7 @@ func jobGetter(k job.Kind) func(a *API, ctx *fasthttp.RequestCtx, id string) {
 func (a *API) lookup(ctx *fasthttp.RequestCtx, k job.Kind, id string) *job.Job {
 	gctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	j, err := a.Jobs.Get(gctx, id)
+	j, err := a.Jobs.Get(gctx, k, id)
 	switch {
 	case errors.Is(err, jobstore.ErrNotFound) || (err == nil && j.Kind != k):
 		problem.Write(ctx, fasthttp.StatusNotFound, "no "+string(k)+" job with id "+id)

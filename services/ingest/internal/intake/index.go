@@ -16,8 +16,9 @@ type entry struct {
 }
 
 // index maps request keys to their newest job. Every ingest replica keeps
-// its own, fed by its accepts, the workers' status events and, once at
-// start, the status bucket, so a repeat finds its job without a store read.
+// its own, fed by its accepts, the other replicas' announced accepts, the
+// workers' status events and, once at start, the status bucket and the
+// jobs waiting in JOBS, so a repeat finds its job without a store read.
 type index struct {
 	mu    sync.RWMutex
 	byKey map[string]entry

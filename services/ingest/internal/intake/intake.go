@@ -1,10 +1,11 @@
 // Package intake turns validated requests into stored jobs: it finds the
-// job a repeat may share, publishes new jobs to JOBS together with their
-// queued status, and estimates when they will be done. A job is answered
-// only once JetStream has acknowledged storing it.
+// job a repeat may share, publishes new jobs to JOBS (their only durable
+// write), answers GET for jobs that wait there, and estimates when they will
+// be done. A job is answered only once JetStream has acknowledged storing it.
 package intake
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -45,8 +46,11 @@ type Intake struct {
 	maxAge   time.Duration
 	log      *slog.Logger
 	index    *index
+	queued   *queued
 	est      *estimator
 	batch    *batcher
+	replica  string // this process among the ingest replicas
+	timeout  time.Duration
 }
 
 // Config tunes an Intake.
@@ -54,6 +58,9 @@ type Config struct {
 	CacheTTL  time.Duration // how long a finished job answers repeats
 	ResultTTL time.Duration // how long any job is remembered
 	Timeout   time.Duration // longest wait for JetStream's acks (2 s)
+	// MaxQueued bounds the waiting jobs remembered for GET (JOBS's own
+	// message limit is the natural value; default 1,000,000).
+	MaxQueued int
 	Log       *slog.Logger
 }
 
@@ -73,9 +80,13 @@ func New(js jetstream.JetStream, store *jobstore.Store, cfg Config) *Intake {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
+	if cfg.MaxQueued <= 0 {
+		cfg.MaxQueued = 1_000_000
+	}
 	in := &Intake{js: js, store: store, cacheTTL: cfg.CacheTTL, maxAge: cfg.ResultTTL,
-		log: cfg.Log, index: newIndex(), est: newEstimator()}
-	in.batch = newBatcher(js.Conn(), store.KV(), cfg.Timeout, in.classify)
+		log: cfg.Log, index: newIndex(), queued: newQueued(cfg.MaxQueued), est: newEstimator(),
+		replica: uuid.NewString(), timeout: cfg.Timeout}
+	in.batch = newBatcher(js.Conn(), in.replica, cfg.Timeout, in.classify)
 	obs.Default.NewGaugeFunc("surveyor_queue_depth", "Jobs in JOBS (queued or in flight), by kind.", "kind",
 		func() map[string]float64 { d, _ := in.est.snapshot(time.Now()); return d })
 	obs.Default.NewGaugeFunc("surveyor_worker_capacity", "Concurrency announced by live workers, by kind.", "kind",
@@ -116,8 +127,8 @@ func (in *Intake) Submit(ctx context.Context, reqs []validate.Request) ([]Outcom
 		}
 		j := &job.Job{ID: uuid.NewString(), Kind: r.Kind, Status: job.Queued, URL: r.URL, Email: r.Email,
 			Options: r.Options, MaxPages: r.MaxPages, Force: r.Force, Created: now}
-		// A new job has no result: its JOBS message and its status
-		// document are the same bytes.
+		// A new job has no result: its JOBS message is also what GET
+		// shows while it waits.
 		pending = append(pending, newJob{id: j.ID, kind: j.Kind, data: encodeQueued(j)})
 		fresh, freshKeys = append(fresh, j), append(freshKeys, key)
 		out[i] = Outcome{ID: j.ID, Status: job.Queued}
@@ -129,6 +140,7 @@ func (in *Intake) Submit(ctx context.Context, reqs []validate.Request) ([]Outcom
 	}
 	for i, j := range fresh {
 		in.index.put(freshKeys[i], entry{id: j.ID, status: job.Queued, created: j.Created})
+		in.queued.add(j.ID, queuedJob{kind: j.Kind, doc: pending[i].data, created: j.Created})
 		acceptedTotal.With(string(j.Kind)).Inc()
 	}
 	kind := reqs[0].Kind
@@ -149,8 +161,11 @@ func (in *Intake) classify(err error) error {
 	return fmt.Errorf("%w: %v", ErrUnavailable, err)
 }
 
-// Get returns a job as GET shows it.
-func (in *Intake) Get(ctx context.Context, id string) (*job.Job, error) {
+// Get returns a job of kind k as GET shows it: what a worker last recorded
+// in the status bucket (with the result once finished); else, for a job
+// still waiting in JOBS, its queued document from memory; else its final
+// document in RESULTS, for a finished job whose status has expired.
+func (in *Intake) Get(ctx context.Context, k job.Kind, id string) (*job.Job, error) {
 	if _, err := uuid.Parse(id); err != nil {
 		return nil, jobstore.ErrNotFound
 	}
@@ -158,17 +173,26 @@ func (in *Intake) Get(ctx context.Context, id string) (*job.Job, error) {
 		return nil, ErrUnavailable
 	}
 	j, err := in.store.Get(ctx, id)
+	if errors.Is(err, jobstore.ErrNotFound) {
+		if q, ok := in.queued.get(id); ok && q.kind == k {
+			var j job.Job
+			if err := json.Unmarshal(q.doc, &j); err != nil {
+				return nil, err
+			}
+			return &j, nil
+		}
+		j, err = in.store.Final(ctx, k, id)
+	}
 	if err != nil && !errors.Is(err, jobstore.ErrNotFound) {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
 	return j, err
 }
 
-// Run keeps the index, the queue depths and the worker census current
-// until ctx ends. The index learns of status changes from the workers'
-// events and is seeded once from the status bucket; jobs that another
-// ingest replica accepted are not announced while they wait, so a repeat
-// arriving here then may start a second job (harmless: both complete).
+// Run keeps the index, the waiting jobs, the queue depths and the worker
+// census current until ctx ends. It follows the workers' status events and
+// the other replicas' accept announcements, and reads once, at start, the
+// status bucket and the jobs waiting in JOBS.
 func (in *Intake) Run(ctx context.Context) {
 	nc := in.js.Conn()
 	sub, err := nc.Subscribe(bus.WorkersSubject+".*", func(m *nats.Msg) { in.est.worker(m.Data, time.Now()) })
@@ -176,12 +200,22 @@ func (in *Intake) Run(ctx context.Context) {
 		defer sub.Unsubscribe()
 	}
 	// Subscribe before seeding: an event is never older than what the
-	// bucket shows, and seed does not overwrite what an event recorded.
+	// bucket or JOBS shows, and seeding does not overwrite what an event
+	// recorded.
 	events, err := nc.Subscribe(worker.EventsSubject+".*", func(m *nats.Msg) { in.statusEvent(m.Data) })
 	if err == nil {
 		defer events.Unsubscribe()
 	}
-	go in.seedIndex(ctx)
+	accepted, err := nc.Subscribe(AcceptedSubject, in.acceptedElsewhere)
+	if err == nil {
+		defer accepted.Unsubscribe()
+	}
+	go func() {
+		// The status bucket first: what a worker recorded of a job
+		// outranks its queued document in JOBS.
+		in.seed(ctx, "status bucket", in.seedFromStatus)
+		in.seed(ctx, "JOBS", in.seedFromJobs)
+	}()
 	go func() {
 		if err := in.batch.run(ctx); err != nil {
 			in.log.Error("intake batcher stopped: every submit will fail", "err", err)
@@ -194,6 +228,7 @@ func (in *Intake) Run(ctx context.Context) {
 		in.refreshDepth(ctx)
 		if time.Since(lastPrune) > time.Minute {
 			in.index.prune(in.cacheTTL, in.maxAge, time.Now())
+			in.queued.prune(in.maxAge, time.Now())
 			lastPrune = time.Now()
 		}
 		select {
@@ -221,12 +256,14 @@ func (in *Intake) refreshDepth(ctx context.Context) {
 }
 
 // statusEvent records a worker's announcement of a job's new status and
-// times finished jobs for the estimates.
+// times finished jobs for the estimates. Any status means the job has left
+// the waiting jobs: the status bucket answers for it from now on.
 func (in *Intake) statusEvent(data []byte) {
 	var j job.Job
 	if json.Unmarshal(data, &j) != nil {
 		return
 	}
+	in.queued.started(j.ID, time.Now())
 	e := entryOf(&j)
 	if j.Status == job.Completed && j.Started != nil && j.Finished != nil {
 		in.est.observe(j.Kind, j.Finished.Sub(*j.Started))
@@ -234,20 +271,41 @@ func (in *Intake) statusEvent(data []byte) {
 	in.index.put(validate.KeyOf(&j), e)
 }
 
-// seedIndex reads every job's status document once, so that repeats of jobs
-// accepted before this process started are found. It retries until it has
-// read the whole bucket or ctx ends.
-func (in *Intake) seedIndex(ctx context.Context) {
+// acceptedElsewhere learns the jobs another ingest replica stored.
+func (in *Intake) acceptedElsewhere(m *nats.Msg) {
+	if m.Header.Get(AnnouncerHeader) == in.replica {
+		return // ours: already known
+	}
+	for doc := range bytes.SplitSeq(m.Data, []byte{'\n'}) {
+		// A copy: a slice would keep the whole message alive.
+		in.waiting(bytes.Clone(doc), in.index.put)
+	}
+}
+
+// waiting records the queued document of a job stored in JOBS, for GET and
+// for de-duplication (through record).
+func (in *Intake) waiting(doc []byte, record func(string, entry)) bool {
+	var j job.Job
+	if json.Unmarshal(doc, &j) != nil || j.Status != job.Queued {
+		return false
+	}
+	in.queued.add(j.ID, queuedJob{kind: j.Kind, doc: doc, created: j.Created})
+	record(validate.KeyOf(&j), entryOf(&j))
+	return true
+}
+
+// seed runs one of the start-up reads until it succeeds or ctx ends.
+func (in *Intake) seed(ctx context.Context, what string, once func(context.Context) (int, error)) {
 	for ctx.Err() == nil {
-		n, err := in.seedOnce(ctx)
+		n, err := once(ctx)
 		if err == nil {
-			in.log.Info("de-duplication index seeded", "jobs", n)
+			in.log.Info("seeded from "+what, "jobs", n)
 			return
 		}
 		if ctx.Err() != nil {
 			return
 		}
-		in.log.Warn("cannot seed the de-duplication index: will retry", "err", err)
+		in.log.Warn("cannot read "+what+" at start: will retry", "err", err)
 		select {
 		case <-ctx.Done():
 		case <-time.After(time.Second):
@@ -255,7 +313,9 @@ func (in *Intake) seedIndex(ctx context.Context) {
 	}
 }
 
-func (in *Intake) seedOnce(ctx context.Context) (int, error) {
+// seedFromStatus reads every job's status document once, so that repeats
+// of jobs that workers have seen are found.
+func (in *Intake) seedFromStatus(ctx context.Context) (int, error) {
 	w, err := in.store.KV().WatchAll(ctx, jetstream.IgnoreDeletes())
 	if err != nil {
 		return 0, err
@@ -274,6 +334,27 @@ func (in *Intake) seedOnce(ctx context.Context) (int, error) {
 		n++
 	}
 	return n, errors.New("status watch ended before the initial values")
+}
+
+// seedFromJobs reads every job waiting in JOBS once, for GET and for
+// de-duplication: jobs accepted before this process started, here or by
+// another replica.
+func (in *Intake) seedFromJobs(ctx context.Context) (int, error) {
+	s, err := in.js.Stream(ctx, bus.JobsStream)
+	if err != nil {
+		return 0, err
+	}
+	st := s.CachedInfo().State
+	if st.Msgs == 0 {
+		return 0, nil
+	}
+	n := 0
+	err = scanJobs(ctx, in.js.Conn(), st.FirstSeq, st.LastSeq, in.timeout, func(m *nats.Msg) {
+		if in.waiting(m.Data, in.index.seed) {
+			n++
+		}
+	})
+	return n, err
 }
 
 func entryOf(j *job.Job) entry {
