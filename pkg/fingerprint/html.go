@@ -44,6 +44,9 @@ func ParseHTML(body []byte, ev *Evidence) {
 		skipDepth int       // inside head-only or invisible elements
 		metaCount int
 	)
+	// Visible text is usually a good part of the page: size the buffer once
+	// instead of growing it word by word.
+	text.Grow(min(len(body)/2, maxTextBytes))
 	for i := 0; i < maxTokens; i++ {
 		tt := z.Next()
 		switch tt {

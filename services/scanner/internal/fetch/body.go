@@ -77,8 +77,13 @@ func isHTML(ctype string, body []byte) bool {
 // toUTF8 converts body from the charset named by the header, a BOM or a
 // <meta charset> in the first KiB.
 func toUTF8(body []byte, ctype string) []byte {
-	enc, name, _ := charset.DetermineEncoding(body[:min(len(body), 1024)], ctype)
+	enc, name, certain := charset.DetermineEncoding(body[:min(len(body), 1024)], ctype)
 	if name == "utf-8" || enc == nil {
+		return body
+	}
+	// An undeclared (or meta-declared) page of plain ASCII reads the same
+	// in any of these encodings: skip the copy the decoder would make.
+	if !certain && isASCII(body) {
 		return body
 	}
 	out, err := enc.NewDecoder().Bytes(body)
@@ -86,4 +91,13 @@ func toUTF8(body []byte, ctype string) []byte {
 		return body
 	}
 	return out
+}
+
+func isASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= 0x80 {
+			return false
+		}
+	}
+	return true
 }

@@ -54,3 +54,22 @@ func TestBrowserHeadersAndSniffing(t *testing.T) {
 		t.Error("ftp URL accepted")
 	}
 }
+
+// toUTF8 decodes declared and sniffed charsets; plain ASCII passes as is.
+func TestToUTF8(t *testing.T) {
+	cases := []struct {
+		name, body, ctype, want string
+	}{
+		{"declared latin-1", "caf\xe9", "text/html; charset=iso-8859-1", "café"},
+		{"meta windows-1252", `<meta charset="windows-1252"><p>caf` + "\xe9", "text/html", `<meta charset="windows-1252"><p>café`},
+		{"undeclared utf-8", "<p>Müller – straße", "text/html", "<p>Müller – straße"},
+		{"undeclared latin-1 bytes", "<p>caf\xe9", "text/html", "<p>café"},
+		{"declared utf-8", "<p>ü", "text/html; charset=utf-8", "<p>ü"},
+		{"plain ascii", "<p>plain", "text/html", "<p>plain"},
+	}
+	for _, c := range cases {
+		if got := string(toUTF8([]byte(c.body), c.ctype)); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}
