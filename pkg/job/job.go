@@ -92,30 +92,28 @@ func (j Job) MarshalJSON() ([]byte, error) {
 	return append(out, body[1:]...), nil
 }
 
-// UnmarshalJSON reads a document written by MarshalJSON.
+// UnmarshalJSON reads a document written by MarshalJSON, in one pass: the
+// three possible id fields sit beside the promoted document fields.
 func (j *Job) UnmarshalJSON(b []byte) error {
-	var f jobFields
-	if err := json.Unmarshal(b, &f); err != nil {
+	var w struct {
+		jobFields
+		ScanID    string `json:"scan_id"`
+		SitemapID string `json:"sitemap_id"`
+		JobID     string `json:"job_id"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	var ids struct {
-		Scan    string `json:"scan_id"`
-		Sitemap string `json:"sitemap_id"`
-		Job     string `json:"job_id"`
-	}
-	if err := json.Unmarshal(b, &ids); err != nil {
-		return err
-	}
-	*j = Job(f)
-	switch f.Kind {
+	*j = Job(w.jobFields)
+	switch j.Kind {
 	case Scan:
-		j.ID = ids.Scan
+		j.ID = w.ScanID
 	case Sitemap:
-		j.ID = ids.Sitemap
+		j.ID = w.SitemapID
 	case Email:
-		j.ID = ids.Job
+		j.ID = w.JobID
 	default:
-		return fmt.Errorf("job: unknown kind %q", f.Kind)
+		return fmt.Errorf("job: unknown kind %q", j.Kind)
 	}
 	return nil
 }
