@@ -37,11 +37,11 @@ func TestRobotsUnavailable(t *testing.T) {
 		robots http.HandlerFunc
 		pages  int
 	}{
-		{"503", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "down", 503) }, 0},
+		{"503", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "down", http.StatusServiceUnavailable) }, 0},
 		{"500", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "oops", 500) }, 0},
 		{"timeout", func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }, 0},
 		{"404", http.NotFound, 3},
-		{"401", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "who", 401) }, 3},
+		{"401", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "who", http.StatusUnauthorized) }, 3},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -71,7 +71,7 @@ func TestRobotsRetrySucceeds(t *testing.T) {
 	var calls atomic.Int32
 	robots := func(w http.ResponseWriter, r *http.Request) {
 		if calls.Add(1) == 1 {
-			http.Error(w, "busy", 503)
+			http.Error(w, "busy", http.StatusServiceUnavailable)
 			return
 		}
 		fmt.Fprint(w, "User-agent: SurveyorBot\nDisallow: /p/2\n")
