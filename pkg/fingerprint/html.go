@@ -5,9 +5,6 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
-
-	"golang.org/x/net/html"
-	"golang.org/x/net/html/atom"
 )
 
 // Bounds on what ParseHTML keeps from one page, so a hostile page costs a
@@ -26,7 +23,8 @@ const (
 )
 
 // ParseHTML fills ev's HTML, Meta, Title, ScriptSrc, Scripts, CSS, Links
-// and Text from body in one pass of the HTML tokenizer.
+// and Text from body in one pass. It reads the tokens x/net/html's
+// Tokenizer would, through a lexer that copies only what is kept.
 func ParseHTML(body []byte, ev *Evidence) {
 	if len(body) > MaxHTMLBytes {
 		body = body[:MaxHTMLBytes]
@@ -35,34 +33,30 @@ func ParseHTML(body []byte, ev *Evidence) {
 	if ev.Meta == nil {
 		ev.Meta = map[string][]string{}
 	}
-	z := html.NewTokenizer(bytes.NewReader(body))
+	lx := lexer{b: body}
 	var (
 		text      strings.Builder
 		inTitle   bool
 		hasTitle  bool
-		rawIn     atom.Atom // script or style whose body comes next
-		skipDepth int       // inside head-only or invisible elements
+		rawIn     tagKind // script or style whose body comes next
+		skipDepth int     // inside head-only or invisible elements
 		metaCount int
 	)
 	// Visible text is usually a good part of the page: size the buffer once
 	// instead of growing it word by word.
 	text.Grow(min(len(body)/2, maxTextBytes))
 	for i := 0; i < maxTokens; i++ {
-		tt := z.Next()
+		tt := lx.next()
 		switch tt {
-		case html.ErrorToken:
+		case tokEOF:
 			ev.Text = strings.TrimSpace(text.String())
 			return
-		case html.StartTagToken, html.SelfClosingTagToken:
-			a := tagAtom(z.Raw())
-			var attrs tagAttrs
-			switch a {
-			case atom.Meta, atom.Script, atom.Link, atom.A:
-				attrs.read(z)
-			}
+		case tokStartTag, tokSelfClosingTag:
+			a := lx.tag
+			attrs := &lx.attrs // read for meta, script, link and a only
 			rawIn = 0
 			switch a {
-			case atom.Meta:
+			case tagMeta:
 				key := attrs.name
 				if key == "" {
 					key = attrs.property
@@ -75,54 +69,54 @@ func ParseHTML(body []byte, ev *Evidence) {
 					ev.Meta[key] = append(ev.Meta[key], attrs.content)
 					metaCount++
 				}
-			case atom.Script:
+			case tagScript:
 				if src := attrs.src; src != "" {
 					if len(ev.ScriptSrc) < maxScriptSrc {
 						ev.ScriptSrc = append(ev.ScriptSrc, src)
 					}
-				} else if tt == html.StartTagToken {
-					rawIn = atom.Script
+				} else if tt == tokStartTag {
+					rawIn = tagScript
 				}
-			case atom.Style:
-				if tt == html.StartTagToken {
-					rawIn = atom.Style
+			case tagStyle:
+				if tt == tokStartTag {
+					rawIn = tagStyle
 				}
-			case atom.Link, atom.A:
+			case tagLink, tagA:
 				if href := attrs.href; href != "" && len(ev.Links) < maxLinks {
 					ev.Links = append(ev.Links, href)
 				}
-			case atom.Title:
-				inTitle = tt == html.StartTagToken && !hasTitle
+			case tagTitle:
+				inTitle = tt == tokStartTag && !hasTitle
 			}
-			if tt == html.StartTagToken && hidesText(a) {
+			if tt == tokStartTag && hidesText(a) {
 				skipDepth++
 			}
-		case html.EndTagToken:
-			a := tagAtom(z.Raw())
+		case tokEndTag:
+			a := lx.tag
 			if hidesText(a) && skipDepth > 0 {
 				skipDepth--
 			}
-			if a == atom.Title {
+			if a == tagTitle {
 				inTitle = false
 			}
 			rawIn = 0
-		case html.TextToken:
+		case tokText:
 			var raw []byte
 			if rawIn == 0 && !inTitle && skipDepth == 0 {
 				// Visible text: the raw bytes serve unless entities or
-				// carriage returns need the tokenizer's converted copy.
-				if raw = z.Raw(); bytes.IndexByte(raw, '&') >= 0 || bytes.IndexByte(raw, '\r') >= 0 {
-					raw = z.Text()
+				// carriage returns need converting.
+				if raw = lx.rawText(); bytes.IndexByte(raw, '&') >= 0 || bytes.IndexByte(raw, '\r') >= 0 {
+					raw = lx.textBytes()
 				}
 			} else {
-				raw = z.Text()
+				raw = lx.textBytes()
 			}
 			switch {
-			case rawIn == atom.Script:
+			case rawIn == tagScript:
 				if len(ev.Scripts) < maxScripts {
 					ev.Scripts = append(ev.Scripts, string(clip(raw, maxScriptBytes)))
 				}
-			case rawIn == atom.Style:
+			case rawIn == tagStyle:
 				if len(ev.CSS) < maxCSS {
 					ev.CSS = append(ev.CSS, string(clip(raw, maxScriptBytes)))
 				}
@@ -139,9 +133,9 @@ func ParseHTML(body []byte, ev *Evidence) {
 }
 
 // hidesText: elements whose text is not visible page text.
-func hidesText(a atom.Atom) bool {
+func hidesText(a tagKind) bool {
 	switch a {
-	case atom.Script, atom.Style, atom.Noscript, atom.Template, atom.Title, atom.Textarea, atom.Svg:
+	case tagScript, tagStyle, tagNoscript, tagTemplate, tagTitle, tagTextarea, tagSvg:
 		return true
 	}
 	return false
@@ -152,67 +146,6 @@ func hidesText(a atom.Atom) bool {
 type tagAttrs struct {
 	name, property, httpEquiv, content, src, href string
 	hasContent                                    bool
-}
-
-// read takes the first occurrence of each wanted attribute, as browsers do.
-func (t *tagAttrs) read(z *html.Tokenizer) {
-	var seen uint8
-	for more := true; more; {
-		var k, v []byte
-		k, v, more = z.TagAttr()
-		var dst *string
-		var bit uint8
-		switch string(k) { // no allocation: the compiler compares in place
-		case "name":
-			dst, bit = &t.name, 1
-		case "property":
-			dst, bit = &t.property, 2
-		case "http-equiv":
-			dst, bit = &t.httpEquiv, 4
-		case "content":
-			dst, bit = &t.content, 8
-			if seen&bit == 0 {
-				t.hasContent = true
-			}
-		case "src":
-			dst, bit = &t.src, 16
-		case "href":
-			dst, bit = &t.href, 32
-		default:
-			continue
-		}
-		if seen&bit == 0 {
-			*dst = string(v)
-			seen |= bit
-		}
-	}
-}
-
-// tagAtom names the tag of a raw start or end tag. The tokenizer's TagName
-// copies every name; the tags ParseHTML acts on are all short, so a name is
-// lower-cased on the stack and anything longer is no tag of interest.
-func tagAtom(raw []byte) atom.Atom {
-	i := 1
-	if len(raw) > 1 && raw[1] == '/' {
-		i = 2
-	}
-	var buf [8]byte
-	n := 0
-	for ; i < len(raw); i++ {
-		c := raw[i]
-		if c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '/' || c == '>' {
-			break
-		}
-		if n == len(buf) {
-			return 0
-		}
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		buf[n] = c
-		n++
-	}
-	return atom.Lookup(buf[:n])
 }
 
 // appendText adds raw with whitespace runs (Unicode spaces too, as
