@@ -76,13 +76,16 @@ func New(o Options) *Client {
 		DialContext: d.DialContext,
 		// Verification happens after the handshake (see verify) so that a
 		// bad certificate is reported instead of ending the scan.
-		TLSClientConfig:        &tls.Config{InsecureSkipVerify: true},
-		TLSHandshakeTimeout:    o.TLSTimeout,
-		ResponseHeaderTimeout:  o.HeaderTimeout,
-		ForceAttemptHTTP2:      true,
-		DisableCompression:     true, // we ask for br too and decode ourselves
-		MaxIdleConns:           256,
-		MaxIdleConnsPerHost:    4,
+		TLSClientConfig:       &tls.Config{InsecureSkipVerify: true},
+		TLSHandshakeTimeout:   o.TLSTimeout,
+		ResponseHeaderTimeout: o.HeaderTimeout,
+		ForceAttemptHTTP2:     true,
+		DisableCompression:    true, // we ask for br too and decode ourselves
+		MaxIdleConns:          256,
+		// A caller often sends many pages of one site at once; with only a
+		// few idle connections kept per host, every scan past those would
+		// dial (and shake hands) again. MaxIdleConns still bounds the pool.
+		MaxIdleConnsPerHost:    64,
 		IdleConnTimeout:        30 * time.Second,
 		MaxResponseHeaderBytes: 256 << 10,
 	}
