@@ -35,3 +35,35 @@ func TestDocumentRoundTrip(t *testing.T) {
 		t.Fatal("unknown kind accepted")
 	}
 }
+
+// TestAppendJSONMatchesReflection holds the hand-written encoder to what
+// encoding/json writes for the same fields by reflection, for every field
+// set and unset and for strings that need escaping.
+func TestAppendJSONMatchesReflection(t *testing.T) {
+	at := time.Date(2026, 3, 4, 5, 6, 7, 890123000, time.UTC)
+	later := at.Add(1500 * time.Millisecond)
+	zone := time.Date(2026, 1, 1, 0, 0, 0, 0, time.FixedZone("", 5*3600+1800))
+	jobs := []Job{
+		{ID: "0b7c5a9e-4a7e-4b8e-9d6c-1f2e3d4c5b6a", Kind: Scan, Status: Queued, URL: "https://a.example/", Options: []string{"technologies"}, Created: at},
+		{ID: "x", Kind: Scan, Status: Queued, URL: "https://xn--bcher-kva.example/p?q=1&r=<2>", Options: []string{"tls", "dns"}, Force: true, Created: at},
+		{ID: "y", Kind: Sitemap, Status: Running, URL: "https://b.example/", MaxPages: 10000, Created: at, Started: &at, Attempts: 2, Progress: json.RawMessage(`{"pages_fetched":3}`)},
+		{ID: "z", Kind: Email, Status: Queued, Email: "Ünïcode \"quoted\"\\ \u2028 \x01@b.example", Created: zone},
+		{ID: "w", Kind: Email, Status: Failed, Email: "bad \xff utf8@c.example", Created: at, Started: &at, Finished: &later, Attempts: 3, Error: "c.example: 550 5.1.1 <w@c.example> unknown"},
+		{ID: "v", Kind: Scan, Status: Completed, URL: "http://d.example", Created: at, Started: &at, Finished: &later, Attempts: 1, Result: json.RawMessage(`{"final_url":"http://d.example/","technologies":[{"name":"Nginx"}]}`)},
+		{},
+	}
+	for _, j := range jobs {
+		body, err := json.Marshal(jobFields(j))
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, _ := json.Marshal(j.ID)
+		want := `{"` + j.Kind.IDField() + `":` + string(id) + `,` + string(body[1:])
+		if got := j.AppendJSON([]byte("prefix")); string(got) != "prefix"+want {
+			t.Errorf("AppendJSON:\n got %s\nwant prefix%s", got, want)
+		}
+		if got, _ := json.Marshal(j); string(got) != want {
+			t.Errorf("json.Marshal:\n got %s\nwant %s", got, want)
+		}
+	}
+}

@@ -84,11 +84,9 @@ func (s *Store) Final(ctx context.Context, k job.Kind, id string) (*job.Job, err
 // Put stores the job's current document. The result is left out: it is
 // stored once, in RESULTS, by Finish.
 func (s *Store) Put(ctx context.Context, j *job.Job) error {
-	data, err := encodeStatus(j)
-	if err != nil {
-		return err
-	}
-	_, err = s.kv.Put(ctx, j.ID, data)
+	c := *j
+	c.Result = nil
+	_, err := s.kv.Put(ctx, j.ID, c.AppendJSON(nil))
 	return err
 }
 
@@ -96,22 +94,12 @@ func (s *Store) Put(ctx context.Context, j *job.Job) error {
 // records the final status. The result is stored before the status says
 // so, and both before the worker acknowledges the job.
 func (s *Store) Finish(ctx context.Context, j *job.Job) error {
-	data, err := json.Marshal(j)
-	if err != nil {
-		return err
-	}
 	m := nats.NewMsg(job.ResultSubject(j.Kind, j.ID))
-	m.Data = data
+	m.Data = j.AppendJSON(nil)
 	if _, err := s.js.PublishMsg(ctx, m, jetstream.WithMsgID(j.ID+"."+string(j.Status))); err != nil {
 		return fmt.Errorf("publish result: %w", err)
 	}
 	return s.Put(ctx, j)
-}
-
-func encodeStatus(j *job.Job) ([]byte, error) {
-	c := *j
-	c.Result = nil
-	return json.Marshal(c)
 }
 
 func decode(b []byte) (*job.Job, error) {

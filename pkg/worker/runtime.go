@@ -307,7 +307,7 @@ func (r *Runtime) complete(ctx context.Context, msg jetstream.Msg, j *job.Job, r
 func (r *Runtime) fail(ctx context.Context, msg jetstream.Msg, j *job.Job, cause error, log *slog.Logger) {
 	now := time.Now().UTC()
 	j.Status, j.Finished, j.Error, j.Result, j.Progress = job.Failed, &now, cause.Error(), nil, nil
-	data, _ := json.Marshal(j)
+	data := j.AppendJSON(nil)
 	dl := nats.NewMsg(job.DeadLetterSubject(j.Kind))
 	dl.Data = data
 	dl.Header.Set("Surveyor-Job-Id", j.ID)
@@ -344,11 +344,7 @@ func EventSubject(k job.Kind) string { return EventsSubject + "." + string(k) }
 func (r *Runtime) event(j *job.Job) {
 	c := *j
 	c.Result, c.Progress = nil, nil
-	data, err := json.Marshal(c)
-	if err != nil {
-		return
-	}
-	if err := r.js.Conn().Publish(EventSubject(j.Kind), data); err != nil {
+	if err := r.js.Conn().Publish(EventSubject(j.Kind), c.AppendJSON(nil)); err != nil {
 		r.cfg.Log.Debug("cannot announce status", "job_id", j.ID, "err", err)
 	}
 }

@@ -129,7 +129,7 @@ func (in *Intake) Submit(ctx context.Context, reqs []validate.Request) ([]Outcom
 			Options: r.Options, MaxPages: r.MaxPages, Force: r.Force, Created: now}
 		// A new job has no result: its JOBS message is also what GET
 		// shows while it waits.
-		pending = append(pending, newJob{id: j.ID, kind: j.Kind, data: encodeQueued(j)})
+		pending = append(pending, newJob{id: j.ID, kind: j.Kind, data: j.AppendJSON(make([]byte, 0, 160+len(j.URL)+len(j.Email)))})
 		fresh, freshKeys = append(fresh, j), append(freshKeys, key)
 		out[i] = Outcome{ID: j.ID, Status: job.Queued}
 	}

@@ -194,27 +194,3 @@ func sorted(s []string) []string {
 	slices.Sort(c)
 	return c
 }
-
-func TestEncodeQueuedMatchesJSONMarshal(t *testing.T) {
-	at := time.Date(2026, 3, 4, 5, 6, 7, 890123000, time.UTC)
-	jobs := []*job.Job{
-		{ID: "0b7c5a9e-4a7e-4b8e-9d6c-1f2e3d4c5b6a", Kind: job.Scan, URL: "https://a.example/", Options: []string{"technologies"}},
-		{ID: "x", Kind: job.Scan, URL: "https://xn--bcher-kva.example/p?q=1&r=<2>", Options: []string{"tls", "dns"}, Force: true},
-		{ID: "y", Kind: job.Sitemap, URL: "https://b.example/", MaxPages: 10000},
-		{ID: "z", Kind: job.Email, Email: "Ünïcode \"quoted\"\\ \u2028 \x01@b.example"},
-		{ID: "w", Kind: job.Email, Email: "bad \xff utf8@c.example", Created: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)},
-	}
-	for _, j := range jobs {
-		j.Status = job.Queued
-		if j.Created.IsZero() {
-			j.Created = at
-		}
-		want, err := json.Marshal(j)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := encodeQueued(j); string(got) != string(want) {
-			t.Errorf("encodeQueued:\n got %s\nwant %s", got, want)
-		}
-	}
-}
