@@ -155,6 +155,8 @@ type scratch struct {
 	patMask  []uint8
 	cands    []int32
 	spans    []litSpan
+	hits     []acHit    // the literals found in the current text
+	parts    [3][]acHit // scratch for acDFA.scan
 
 	page     uint32 // per Analyze call
 	patPage  []uint32
@@ -281,24 +283,26 @@ func (e *Engine) matchText(sc *scratch, k kind, key, text string) {
 	}
 	sc.present, sc.occ = sc.present[:0], sc.occ[:0]
 	if ki.dfa != nil {
-		ki.dfa.scan(text, func(l int32, start int) {
+		sc.hits = ki.dfa.scan(text, sc.hits[:0], &sc.parts)
+		for _, h := range sc.hits {
+			l := h.id
 			if sc.litEpoch[l] != sc.epoch {
 				sc.litEpoch[l] = sc.epoch
 				sc.first[l], sc.last[l] = -1, -1
 				sc.present = append(sc.present, l)
 			}
 			if !ki.isAnchor[l] {
-				return
+				continue
 			}
 			n := int32(len(sc.occ))
-			sc.occ = append(sc.occ, occurrence{pos: start, next: -1})
+			sc.occ = append(sc.occ, occurrence{pos: h.start, next: -1})
 			if sc.last[l] >= 0 {
 				sc.occ[sc.last[l]].next = n
 			} else {
 				sc.first[l] = n
 			}
 			sc.last[l] = n
-		})
+		}
 	}
 	sc.cands = append(sc.cands[:0], ki.always[key]...)
 	for _, l := range sc.present {
