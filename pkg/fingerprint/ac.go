@@ -1,5 +1,7 @@
 package fingerprint
 
+import "math/bits"
+
 // acDFA is an Aho-Corasick automaton compiled to a full transition table
 // over byte classes, with ASCII case folded into the classes: one table
 // load per input byte, no lower-casing copy of the text.
@@ -10,6 +12,10 @@ package fingerprint
 type acDFA struct {
 	class  [256]uint8
 	stride uint32
+	// recip is ceil(2^64/stride): the high word of recip*s is s/stride
+	// for every 32-bit s, without a division on each hit. (stride is at
+	// least 2 when there are literals: class 0 and one literal byte.)
+	recip  uint64
 	trans  []uint32  // (state*stride + class) -> next state*stride | outFlag
 	out    [][]int32 // state -> literal ids ending there, suffix links included
 	lens   []int     // literal id -> length
@@ -42,6 +48,7 @@ func newACDFA(lits []string) *acDFA {
 	}
 	stride := int(n)
 	d.stride = uint32(stride)
+	d.recip = ^uint64(0)/uint64(stride) + 1
 
 	// Trie; goto table filled with -1 for missing edges.
 	type node struct {
@@ -192,7 +199,8 @@ func (d *acDFA) finish(text string, s uint32, i, after, to int, hits []acHit) []
 
 // report appends the literals that end at end in state s.
 func (d *acDFA) report(s uint32, end int, hits []acHit) []acHit {
-	for _, id := range d.out[s/d.stride] {
+	state, _ := bits.Mul64(d.recip, uint64(s))
+	for _, id := range d.out[state] {
 		hits = append(hits, acHit{id: id, start: end - d.lens[id]})
 	}
 	return hits

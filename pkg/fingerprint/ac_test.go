@@ -2,6 +2,7 @@ package fingerprint
 
 import (
 	"cmp"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -74,6 +75,25 @@ func TestACDFAFindsWhatASearchFinds(t *testing.T) {
 		slices.SortFunc(want, byPlace)
 		if !slices.Equal(got, want) {
 			t.Fatalf("round %d (%d bytes, %d literals): %d hits, want %d", round, size, len(lits), len(got), len(want))
+		}
+	}
+}
+
+// TestRecipDividesExactly checks the reciprocal that replaces s/stride for
+// every stride a class table allows, at the edges of the state range.
+func TestRecipDividesExactly(t *testing.T) {
+	for stride := uint64(2); stride <= 256; stride++ { // class 0 and at least one literal byte
+		recip := ^uint64(0)/stride + 1
+		for _, s := range []uint64{0, 1, stride - 1, stride, stride + 1, 1<<20 - 1, 1<<31 + 7, 1<<32 - 1} {
+			if q, _ := bits.Mul64(recip, s); q != s/stride {
+				t.Fatalf("stride %d: %d/%d gave %d", stride, s, stride, q)
+			}
+		}
+		for range 1000 {
+			s := uint64(rand.Uint32())
+			if q, _ := bits.Mul64(recip, s); q != s/stride {
+				t.Fatalf("stride %d: %d/%d gave %d", stride, s, stride, q)
+			}
 		}
 	}
 }
