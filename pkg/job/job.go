@@ -170,7 +170,9 @@ func appendTime(b []byte, t time.Time) []byte {
 }
 
 // UnmarshalJSON reads a document written by MarshalJSON, in one pass: the
-// three possible id fields sit beside the promoted document fields.
+// three possible id fields sit beside the promoted document fields. Code
+// that decodes many documents calls it directly: json.Unmarshal would
+// check the whole document once more before calling it.
 func (j *Job) UnmarshalJSON(b []byte) error {
 	var w struct {
 		jobFields

@@ -7,7 +7,6 @@ package jobstore
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -104,7 +103,7 @@ func (s *Store) Finish(ctx context.Context, j *job.Job) error {
 
 func decode(b []byte) (*job.Job, error) {
 	var j job.Job
-	if err := json.Unmarshal(b, &j); err != nil {
+	if err := j.UnmarshalJSON(b); err != nil {
 		return nil, fmt.Errorf("job document: %w", err)
 	}
 	return &j, nil

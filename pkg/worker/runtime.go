@@ -203,7 +203,7 @@ func (r *Runtime) process(ctx context.Context, msg jetstream.Msg) {
 		return
 	}
 	var j job.Job
-	if err := json.Unmarshal(msg.Data(), &j); err != nil || j.ID == "" || j.Kind != r.cfg.Kind {
+	if err := j.UnmarshalJSON(msg.Data()); err != nil || j.ID == "" || j.Kind != r.cfg.Kind {
 		log.Error("undecodable job: dropped", "subject", msg.Subject(), "err", err)
 		msg.TermWithReason("undecodable job document")
 		return

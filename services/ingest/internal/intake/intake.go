@@ -7,7 +7,6 @@ package intake
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -176,7 +175,7 @@ func (in *Intake) Get(ctx context.Context, k job.Kind, id string) (*job.Job, err
 	if errors.Is(err, jobstore.ErrNotFound) {
 		if q, ok := in.queued.get(id); ok && q.kind == k {
 			var j job.Job
-			if err := json.Unmarshal(q.doc, &j); err != nil {
+			if err := j.UnmarshalJSON(q.doc); err != nil {
 				return nil, err
 			}
 			return &j, nil
@@ -260,7 +259,7 @@ func (in *Intake) refreshDepth(ctx context.Context) {
 // the waiting jobs: the status bucket answers for it from now on.
 func (in *Intake) statusEvent(data []byte) {
 	var j job.Job
-	if json.Unmarshal(data, &j) != nil {
+	if j.UnmarshalJSON(data) != nil {
 		return
 	}
 	in.queued.started(j.ID, time.Now())
@@ -286,7 +285,7 @@ func (in *Intake) acceptedElsewhere(m *nats.Msg) {
 // for de-duplication (through record).
 func (in *Intake) waiting(doc []byte, record func(string, entry)) bool {
 	var j job.Job
-	if json.Unmarshal(doc, &j) != nil || j.Status != job.Queued {
+	if j.UnmarshalJSON(doc) != nil || j.Status != job.Queued {
 		return false
 	}
 	in.queued.add(j.ID, queuedJob{kind: j.Kind, doc: doc, created: j.Created})
@@ -327,7 +326,7 @@ func (in *Intake) seedFromStatus(ctx context.Context) (int, error) {
 			return n, nil // the initial values are all delivered
 		}
 		var j job.Job
-		if json.Unmarshal(upd.Value(), &j) != nil {
+		if j.UnmarshalJSON(upd.Value()) != nil {
 			continue
 		}
 		in.index.seed(validate.KeyOf(&j), entryOf(&j))
