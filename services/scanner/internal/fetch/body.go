@@ -15,11 +15,24 @@ import (
 	"golang.org/x/net/html/charset"
 )
 
+// presizeMax bounds the buffer readBody sizes from Content-Length.
+const presizeMax = 1 << 20
+
 // readBody removes the content encoding and reads at most limit decoded
 // bytes; truncated reports that more was available. An encoding we do not
-// know is kept as is.
-func readBody(r io.Reader, encoding string, limit int64) (body []byte, truncated bool, err error) {
+// know is kept as is. size is the announced length of the body as sent
+// (-1 if unknown): an uncompressed body is read into a buffer of that size
+// instead of one doubled from 512 bytes, which allocated over three times
+// the page. The announcement is trusted up to presizeMax only, so a server
+// that announces more than it sends cannot make every scan hold the whole
+// body limit.
+func readBody(r io.Reader, encoding string, size, limit int64) (body []byte, truncated bool, err error) {
+	var buf bytes.Buffer
 	switch strings.ToLower(strings.TrimSpace(encoding)) {
+	case "", "identity":
+		if size > 0 {
+			buf.Grow(int(min(size, limit+1, presizeMax)) + bytes.MinRead)
+		}
 	case "gzip", "x-gzip":
 		zr, err := gzip.NewReader(r)
 		if err != nil {
@@ -51,7 +64,6 @@ func readBody(r io.Reader, encoding string, limit int64) (body []byte, truncated
 			r = fr
 		}
 	}
-	var buf bytes.Buffer
 	n, err := io.Copy(&buf, io.LimitReader(r, limit+1))
 	if n > limit {
 		return buf.Bytes()[:limit], true, nil

@@ -253,7 +253,7 @@ func (c *Client) finish(out *Response, resp *http.Response, cancel context.Cance
 	// scanned on what arrived.
 	timer := time.AfterFunc(c.opts.BodyTimeout, cancel)
 	defer timer.Stop()
-	body, truncated, err := readBody(resp.Body, resp.Header.Get("Content-Encoding"), limit)
+	body, truncated, err := readBody(resp.Body, resp.Header.Get("Content-Encoding"), resp.ContentLength, limit)
 	out.Truncated = truncated || err != nil
 	ctype := resp.Header.Get("Content-Type")
 	out.HTML = isHTML(ctype, body)
