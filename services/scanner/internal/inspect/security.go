@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// The rubric is documented in services/scanner/SECURITY_GRADE.md; keep the
+// The rubric is documented in the README (Security grade); keep the
 // two in step.
 
 // Finding is one line of the rubric applied to the page.
