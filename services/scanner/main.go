@@ -9,6 +9,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,6 +26,14 @@ import (
 )
 
 func main() {
+	// Most of the scanner's live heap is the fingerprint engine, which does
+	// not change between scans, while every scan leaves a few hundred KB of
+	// garbage. At the default GOGC of 100 the collector ran after every
+	// heap's worth of garbage and marked the engine again each time; at 200
+	// it runs half as often, for about 10 MB more memory. GOGC overrides.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(200)
+	}
 	service.RunWorker(service.Worker{
 		Kind:               job.Scan,
 		ConcurrencyVar:     "SCANNER_CONCURRENCY",
