@@ -153,8 +153,7 @@ func (d *acDFA) scan(text string, hits []acHit, parts *[3][]acHit) []acHit {
 	var st [4]uint32
 	// Every part has at least q bytes from its start: walk that many in
 	// lock step, then finish each part alone.
-	steps := q
-	for i := 0; i < steps; i++ {
+	for i := 0; i < q; i++ {
 		s0 := trans[st[0]+uint32(class[text[pos[0]+i]])]
 		s1 := trans[st[1]+uint32(class[text[pos[1]+i]])]
 		s2 := trans[st[2]+uint32(class[text[pos[2]+i]])]
@@ -173,7 +172,7 @@ func (d *acDFA) scan(text string, hits []acHit, parts *[3][]acHit) []acHit {
 		}
 	}
 	for k := range st {
-		*out[k] = d.finish(text, st[k], pos[k]+steps, bound[k], bound[k+1], *out[k])
+		*out[k] = d.finish(text, st[k], pos[k]+q, bound[k], bound[k+1], *out[k])
 	}
 	for _, p := range parts {
 		hits = append(hits, p...)
