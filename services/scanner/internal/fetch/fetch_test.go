@@ -6,6 +6,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -70,6 +71,49 @@ func TestToUTF8(t *testing.T) {
 	for _, c := range cases {
 		if got := string(toUTF8([]byte(c.body), c.ctype)); got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// TestBodyAnnouncedLength reads bodies whose Content-Length is true, larger
+// than the part trusted for sizing the buffer, and a lie: the announced
+// length sizes the buffer, never what is kept.
+func TestBodyAnnouncedLength(t *testing.T) {
+	big := bytes.Repeat([]byte("<p>surveyor</p>\n"), (3<<20)/16) // 3 MiB, over presizeMax
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/big":
+			w.Header().Set("Content-Length", strconv.Itoa(len(big)))
+			w.Write(big)
+		case "/lie":
+			// Announce 4 MiB, send 10 bytes, hang up.
+			conn, buf, _ := w.(http.Hijacker).Hijack()
+			buf.WriteString("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 4194304\r\n\r\n0123456789")
+			buf.Flush()
+			conn.Close()
+		}
+	}))
+	defer srv.Close()
+	c := New(Options{AllowPrivate: true, BodyLimit: 4 << 20, MaxRedirects: DefaultMaxRedirects})
+	defer c.Close()
+	small := New(Options{AllowPrivate: true, BodyLimit: 1 << 20, MaxRedirects: DefaultMaxRedirects})
+	defer small.Close()
+	for _, tc := range []struct {
+		client    *Client
+		path      string
+		want      []byte
+		truncated bool
+	}{
+		{c, "/big", big, false},
+		{small, "/big", big[:1<<20], true}, // over the body limit
+		{c, "/lie", []byte("0123456789"), true},
+	} {
+		resp, err := tc.client.Get(context.Background(), srv.URL+tc.path)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.path, err)
+		}
+		if !bytes.Equal(resp.Body, tc.want) || resp.Truncated != tc.truncated {
+			t.Errorf("%s: %d bytes (want %d), truncated %v (want %v)", tc.path, len(resp.Body), len(tc.want), resp.Truncated, tc.truncated)
 		}
 	}
 }
