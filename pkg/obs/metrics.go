@@ -1,7 +1,7 @@
 // Package obs is Surveyor's observability: Prometheus metrics, JSON logs,
 // and the admin endpoints of the workers.
 //
-// Metrics are prometheus/client_golang's. This file only keeps the call
+// Metrics are prometheus/client_golang's; obs only keeps the call
 // sites short: a family is declared by name on a Registry (declaring it
 // again returns the first), and a series is picked by its label values in
 // the order the family declared its labels.
