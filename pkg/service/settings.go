@@ -50,7 +50,6 @@ func (c *Common) Register(s *config.Set) {
 
 // TargetsVar declares ALLOW_PRIVATE_TARGETS.
 func TargetsVar(s *config.Set, p *netguard.Policy) {
-	*p = netguard.PublicOnly
 	s.Func("ALLOW_PRIVATE_TARGETS", netguard.PublicOnly.String(),
 		"allow scanning, crawling and SMTP probing of loopback, private, link-local and other non-public addresses",
 		func(v string) (err error) {
