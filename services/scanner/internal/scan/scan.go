@@ -112,7 +112,14 @@ func (s *Scanner) Handle(ctx context.Context, j *job.Job, _ worker.Progress) (an
 		Redirects:      append([]string{}, resp.Redirects...),
 		ResponseTimeMS: resp.Elapsed.Milliseconds(),
 	}
-	ev := s.evidence(resp)
+	// The page is read once: the security and emails sections take what
+	// they need from the pass that gathers the fingerprint evidence.
+	var markup inspect.Markup
+	var refs func(fingerprint.Ref)
+	if opts.Security || opts.Emails {
+		refs = markup.Add
+	}
+	ev := s.evidence(resp, refs)
 	res.Title = ev.Title
 	if opts.DNS {
 		res.DNS = <-dnsDone
@@ -130,10 +137,6 @@ func (s *Scanner) Handle(ctx context.Context, j *job.Job, _ worker.Progress) (an
 	}
 	if opts.TLS && resp.TLS != nil {
 		res.TLS = inspect.TLS(resp.TLS, resp.VerifyErr)
-	}
-	var markup inspect.Markup
-	if (opts.Security || opts.Emails) && resp.HTML {
-		markup = inspect.ScanMarkup(resp.Body)
 	}
 	if opts.Security {
 		res.Security = inspect.Grade(inspect.Page{
@@ -187,9 +190,10 @@ func (s *Scanner) fetch(ctx context.Context, target string, fallback bool) (*fet
 	return nil, err // the first failure says more about the URL asked for
 }
 
-// evidence gathers what the fingerprint engine matches. A non-HTML response
-// is judged on its headers alone.
-func (s *Scanner) evidence(resp *fetch.Response) *fingerprint.Evidence {
+// evidence gathers what the fingerprint engine matches, handing refs (when
+// not nil) the page's references on the way. A non-HTML response is judged
+// on its headers alone.
+func (s *Scanner) evidence(resp *fetch.Response, refs func(fingerprint.Ref)) *fingerprint.Evidence {
 	ev := &fingerprint.Evidence{
 		URL:        resp.URL.String(),
 		Status:     resp.Status,
@@ -201,7 +205,7 @@ func (s *Scanner) evidence(resp *fetch.Response) *fingerprint.Evidence {
 		ev.Cookies[strings.ToLower(c.Name)] = c.Value
 	}
 	if resp.HTML {
-		fingerprint.ParseHTML(resp.Body, ev)
+		fingerprint.ParseHTMLRefs(resp.Body, ev, refs)
 	}
 	return ev
 }
