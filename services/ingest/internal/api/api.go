@@ -35,7 +35,7 @@ const MaxBody = 1 << 20
 
 // Jobs is what the API needs from intake.
 type Jobs interface {
-	Submit(ctx context.Context, reqs []validate.Request) ([]intake.Outcome, int, error)
+	Submit(ctx context.Context, reqs []job.Request) ([]intake.Outcome, int, error)
 	Get(ctx context.Context, k job.Kind, id string) (*job.Job, error)
 }
 
@@ -211,7 +211,7 @@ func (a *API) launch(ctx *fasthttp.RequestCtx, e validate.Endpoint) {
 }
 
 // launchResponse shapes the 200 document of each POST (contract §3).
-func launchResponse(e validate.Endpoint, reqs []validate.Request, outs []intake.Outcome, eta int) any {
+func launchResponse(e validate.Endpoint, reqs []job.Request, outs []intake.Outcome, eta int) any {
 	single := func(idField, targetField, target string, o intake.Outcome, extra ...any) map[string]any {
 		m := map[string]any{idField: o.ID, targetField: target, "status": o.Status,
 			"estimated_time_seconds": etaFor(o, eta), "deduplicated": o.Deduplicated}
