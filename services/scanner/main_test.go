@@ -61,7 +61,7 @@ func TestCustomFingerprintsReachEveryReplica(t *testing.T) {
 	}
 	detected := func(h worker.Handler) map[string]string {
 		t.Helper()
-		res, err := h.Handle(ctx, &job.Job{ID: "t", Kind: job.Scan, URL: srv.URL + "/"}, nil)
+		res, err := h.Handle(ctx, &job.Job{ID: "t", Kind: job.Scan, URL: srv.URL + "/", Options: job.CanonicalOptions(nil)}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -147,14 +147,15 @@ func (h *harness) scanner() *Scanner {
 	return s
 }
 
-// scan runs one job through a fresh scanner.
+// scan runs one job, its options made canonical as ingest makes them,
+// through a fresh scanner.
 func (h *harness) scan(url string, options ...string) (*Result, error) {
 	h.t.Helper()
 	return scanWith(h.scanner(), url, options...)
 }
 
 func scanWith(s *Scanner, url string, options ...string) (*Result, error) {
-	res, err := s.Handle(context.Background(), &job.Job{ID: "test", Kind: job.Scan, URL: url, Options: options}, nil)
+	res, err := s.Handle(context.Background(), &job.Job{ID: "test", Kind: job.Scan, URL: url, Options: job.CanonicalOptions(options)}, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -76,25 +76,23 @@ const robotsLimit = 512 << 10
 // Handle scans j.URL. Fetch failures come back Permanent with a one-line
 // reason: the scan already retried once, and the runtime should not again.
 func (s *Scanner) Handle(ctx context.Context, j *job.Job, _ worker.Progress) (any, error) {
-	opts, err := ParseOptions(j.Options)
+	// The URL is canonical (ingest made it with job.ParseTarget); a
+	// document that does not parse fails for good.
+	u, err := url.Parse(j.URL)
 	if err != nil {
-		return nil, worker.Permanent(err)
-	}
-	target, fallback := s.target(j.URL)
-	u, err := url.Parse(target)
-	if err != nil || u.Hostname() == "" {
 		return nil, worker.Permanent(fmt.Errorf("bad URL %q", j.URL))
 	}
+	fallback := s.cfg.HTTPFallback && u.Scheme == "https"
 	budget, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
 
 	var dnsDone chan *inspect.DNSInfo
-	if opts.DNS {
+	if j.Wants(job.OptionDNS) {
 		dnsDone = make(chan *inspect.DNSInfo, 1)
 		go func() { dnsDone <- inspect.DNS(budget, s.dns, u.Hostname()) }()
 	}
 
-	resp, err := s.fetch(budget, target, fallback)
+	resp, err := s.fetch(budget, j.URL, fallback)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err() // the worker is stopping: let the job be redelivered
@@ -115,28 +113,28 @@ func (s *Scanner) Handle(ctx context.Context, j *job.Job, _ worker.Progress) (an
 	}
 	ev := s.evidence(resp)
 	res.Title = ev.Title
-	if opts.DNS {
+	if j.Wants(job.OptionDNS) {
 		res.DNS = <-dnsDone
 		ev.DNS = res.DNS.Evidence()
 	}
-	if opts.Technologies {
+	if j.Wants(job.OptionTechnologies) {
 		engine := s.engine()
 		if engine.Uses("robots") {
 			ev.Robots = s.robots(budget, resp.URL)
 		}
 		res.Technologies = append([]fingerprint.Detection{}, engine.Analyze(ev)...)
 	}
-	if opts.Headers {
+	if j.Wants(job.OptionHeaders) {
 		res.Headers = lowerHeaders(resp.Header)
 	}
-	if opts.TLS && resp.TLS != nil {
+	if j.Wants(job.OptionTLS) && resp.TLS != nil {
 		res.TLS = inspect.TLS(resp.TLS, resp.VerifyErr)
 	}
 	var markup inspect.Markup
-	if (opts.Security || opts.Emails) && resp.HTML {
+	if (j.Wants(job.OptionSecurity) || j.Wants(job.OptionEmails)) && resp.HTML {
 		markup = inspect.ScanMarkup(resp.Body)
 	}
-	if opts.Security {
+	if j.Wants(job.OptionSecurity) {
 		res.Security = inspect.Grade(inspect.Page{
 			HTTPS:         resp.URL.Scheme == "https",
 			Header:        resp.Header,
@@ -145,20 +143,10 @@ func (s *Scanner) Handle(ctx context.Context, j *job.Job, _ worker.Progress) (an
 			Markup:        markup,
 		})
 	}
-	if opts.Emails {
+	if j.Wants(job.OptionEmails) {
 		res.Emails = inspect.Emails(markup.Mailto, ev.Text)
 	}
 	return res, nil
-}
-
-// target adds https:// to a scheme-less URL and says whether plain http may
-// be tried when https cannot connect.
-func (s *Scanner) target(raw string) (string, bool) {
-	raw = strings.TrimSpace(raw)
-	if !strings.Contains(raw, "://") {
-		return "https://" + raw, true
-	}
-	return raw, s.cfg.HTTPFallback && strings.HasPrefix(strings.ToLower(raw), "https://")
 }
 
 // fetch makes the scan's one retry: over plain http when https could not
