@@ -47,12 +47,6 @@ import (
 	"github.com/surveyor/surveyor/services/sitemapper/internal/normalize"
 )
 
-// max_pages bounds of the contract.
-const (
-	DefaultMaxPages = 100
-	MaxMaxPages     = 10_000
-)
-
 // Dialer opens connections; *netguard.Dialer is the one to use.
 type Dialer interface {
 	DialContext(ctx context.Context, network, address string) (net.Conn, error)
@@ -110,19 +104,15 @@ func New(cfg Config, d Dialer) *Handler {
 // ctx itself ends (the worker stops) the error is returned so the job is
 // delivered again.
 func (h *Handler) Handle(ctx context.Context, j *job.Job, p worker.Progress) (any, error) {
+	// The start URL takes the crawl's spelling (escapes in one form, session
+	// ids dropped), so that links back to it are known.
 	start, err := normalize.Parse(j.URL, nil)
 	if err != nil {
 		return nil, worker.Permanent(fmt.Errorf("sitemap: bad start URL %q: %w", j.URL, err))
 	}
-	maxPages := j.MaxPages
-	if maxPages <= 0 {
-		maxPages = DefaultMaxPages
-	}
-	maxPages = min(maxPages, MaxMaxPages)
-
 	budget, cancel := context.WithTimeout(ctx, h.cfg.JobBudget)
 	defer cancel()
-	c := newCrawl(h, start, maxPages, p)
+	c := newCrawl(h, start, j.MaxPages, p) // ingest gave it a value in bounds
 	defer c.client.CloseIdleConnections()
 	res, err := c.run(budget)
 	if ctx.Err() != nil {
