@@ -20,7 +20,6 @@ import (
 	"github.com/surveyor/surveyor/pkg/service"
 	"github.com/surveyor/surveyor/pkg/techstore"
 	"github.com/surveyor/surveyor/pkg/worker"
-	"github.com/surveyor/surveyor/services/scanner/internal/scan"
 )
 
 const page = `<!doctype html><html><head><title>Acme</title>
@@ -66,7 +65,7 @@ func TestCustomFingerprintsReachEveryReplica(t *testing.T) {
 			t.Fatal(err)
 		}
 		out := map[string]string{}
-		for _, d := range res.(*scan.Result).Technologies {
+		for _, d := range res.(*job.ScanResult).Technologies {
 			out[d.Name] = d.Version
 		}
 		return out

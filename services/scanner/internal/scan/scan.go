@@ -18,23 +18,6 @@ import (
 	"github.com/surveyor/surveyor/services/scanner/internal/inspect"
 )
 
-// Result is the scan result document (contract §4). Option sections are
-// present only when asked for.
-type Result struct {
-	FinalURL       string                  `json:"final_url"`
-	HTTPStatus     int                     `json:"http_status"`
-	Title          string                  `json:"title"`
-	IP             string                  `json:"ip"`
-	Redirects      []string                `json:"redirects"`
-	ResponseTimeMS int64                   `json:"response_time_ms"`
-	Technologies   []fingerprint.Detection `json:"technologies,omitzero"`
-	Headers        map[string][]string     `json:"headers,omitzero"`
-	TLS            *inspect.TLSInfo        `json:"tls,omitzero"`
-	DNS            *inspect.DNSInfo        `json:"dns,omitzero"`
-	Security       *inspect.Security       `json:"security,omitzero"`
-	Emails         []string                `json:"emails,omitzero"`
-}
-
 // Scanner handles scan jobs; it is a worker.Handler and safe for
 // concurrent use.
 type Scanner struct {
@@ -86,9 +69,9 @@ func (s *Scanner) Handle(ctx context.Context, j *job.Job, _ worker.Progress) (an
 	budget, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
 
-	var dnsDone chan *inspect.DNSInfo
+	var dnsDone chan *job.DNSInfo
 	if j.Wants(job.OptionDNS) {
-		dnsDone = make(chan *inspect.DNSInfo, 1)
+		dnsDone = make(chan *job.DNSInfo, 1)
 		go func() { dnsDone <- inspect.DNS(budget, s.dns, u.Hostname()) }()
 	}
 
@@ -104,7 +87,7 @@ func (s *Scanner) Handle(ctx context.Context, j *job.Job, _ worker.Progress) (an
 		return nil, worker.Permanent(errors.New(reason))
 	}
 
-	res := &Result{
+	res := &job.ScanResult{
 		FinalURL:       resp.URL.String(),
 		HTTPStatus:     resp.Status,
 		IP:             resp.RemoteIP,
@@ -115,14 +98,18 @@ func (s *Scanner) Handle(ctx context.Context, j *job.Job, _ worker.Progress) (an
 	res.Title = ev.Title
 	if j.Wants(job.OptionDNS) {
 		res.DNS = <-dnsDone
-		ev.DNS = res.DNS.Evidence()
+		ev.DNS = inspect.DNSEvidence(res.DNS)
 	}
 	if j.Wants(job.OptionTechnologies) {
 		engine := s.engine()
 		if engine.Uses("robots") {
 			ev.Robots = s.robots(budget, resp.URL)
 		}
-		res.Technologies = append([]fingerprint.Detection{}, engine.Analyze(ev)...)
+		found := engine.Analyze(ev)
+		res.Technologies = make([]job.Technology, len(found))
+		for i, d := range found {
+			res.Technologies[i] = job.Technology(d)
+		}
 	}
 	if j.Wants(job.OptionHeaders) {
 		res.Headers = lowerHeaders(resp.Header)
