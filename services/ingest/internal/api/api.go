@@ -285,7 +285,7 @@ func (a *API) sitemapXML(ctx *fasthttp.RequestCtx, id string) {
 		problem.Write(ctx, fasthttp.StatusNotFound, "sitemap "+id+" is "+string(j.Status)+", not completed")
 		return
 	}
-	var res sitemap.Result
+	var res job.SitemapResult
 	if err := json.Unmarshal(j.Result, &res); err != nil {
 		problem.Write(ctx, fasthttp.StatusInternalServerError, "internal error")
 		return

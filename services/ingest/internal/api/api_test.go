@@ -21,7 +21,6 @@ import (
 	"github.com/surveyor/surveyor/pkg/bus/bustest"
 	"github.com/surveyor/surveyor/pkg/job"
 	"github.com/surveyor/surveyor/pkg/jobstore"
-	"github.com/surveyor/surveyor/pkg/sitemap"
 	"github.com/surveyor/surveyor/pkg/worker"
 	"github.com/surveyor/surveyor/services/ingest/internal/api"
 	"github.com/surveyor/surveyor/services/ingest/internal/intake"
@@ -43,10 +42,10 @@ func handler(ctx context.Context, j *job.Job, p worker.Progress) (any, error) {
 		return map[string]any{"final_url": j.URL, "http_status": 200, "title": "Hello",
 			"technologies": []map[string]any{{"name": "Nginx", "slug": "nginx", "categories": []string{"Web servers"}, "confidence": 100}}}, nil
 	case job.Sitemap:
-		return sitemap.Result{PageCount: 2, Pages: []sitemap.Page{
-			{URL: j.URL, Status: 200, ContentType: "text/html", Source: sitemap.Source("start"), Indexable: true},
-			{URL: j.URL + "a&b", Status: 200, ContentType: "text/html", Source: sitemap.Source("link"), Indexable: true},
-			{URL: j.URL + "hidden", Status: 200, ContentType: "text/html", Source: sitemap.Source("link"), Noindex: true},
+		return job.SitemapResult{PageCount: 2, Pages: []job.SitemapPage{
+			{URL: j.URL, Status: 200, ContentType: "text/html", Source: job.FromStart, Indexable: true},
+			{URL: j.URL + "a&b", Status: 200, ContentType: "text/html", Source: job.FromLink, Indexable: true},
+			{URL: j.URL + "hidden", Status: 200, ContentType: "text/html", Source: job.FromLink, Noindex: true},
 		}}, nil
 	default:
 		return map[string]any{"reachable": "unknown"}, nil

@@ -1,6 +1,6 @@
 // Package crawl is the sitemapper's crawler. Handler takes a sitemap job,
 // crawls the site of its URL through the safe dialer and returns the
-// sitemap.Result of contract §4.
+// job.SitemapResult of contract §4.
 //
 // Decisions a user of the result may want to know:
 //
@@ -62,12 +62,6 @@ type Handler struct {
 	TLSClientConfig *tls.Config
 }
 
-// Progress is the job's progress document while it runs.
-type Progress struct {
-	PagesFetched int `json:"pages_fetched"`
-	Queued       int `json:"queued"`
-}
-
 // New returns a Handler. A nil d dials through netguard with the resolver
 // of cfg.DNSServer, refusing private targets unless cfg.AllowPrivate.
 // Zero fields of cfg take their defaults.
@@ -98,7 +92,7 @@ func New(cfg Config, d Dialer) *Handler {
 }
 
 // Handle crawls j.URL up to j.MaxPages fetched pages and returns a
-// *sitemap.Result. A start URL that is refused (not a public address) or
+// *job.SitemapResult. A start URL that is refused (not a public address) or
 // whose host does not exist fails the job permanently. When the job budget
 // runs out the pages found so far are the result (timed_out is set); when
 // ctx itself ends (the worker stops) the error is returned so the job is
