@@ -26,7 +26,7 @@ type Technology struct {
 	Slug       string   `json:"slug"`
 	Version    string   `json:"version,omitempty"`
 	Categories []string `json:"categories"`
-	Confidence int      `json:"confidence"` // 0..100
+	Confidence int      `json:"confidence" schema:"minimum=0,maximum=100"`
 	Website    string   `json:"website"`
 }
 
@@ -67,7 +67,7 @@ type DNSInfo struct {
 // (the rubric is in the README).
 type Security struct {
 	Grade    Grade         `json:"grade"`
-	Score    int           `json:"score"` // 0..100
+	Score    int           `json:"score" schema:"minimum=0,maximum=100"`
 	Findings []Finding     `json:"findings"`
 	Cookies  []CookieFlags `json:"cookies"`
 	Issues   []string      `json:"issues"`

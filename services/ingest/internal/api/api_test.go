@@ -39,8 +39,8 @@ type system struct {
 func handler(ctx context.Context, j *job.Job, p worker.Progress) (any, error) {
 	switch j.Kind {
 	case job.Scan:
-		return map[string]any{"final_url": j.URL, "http_status": 200, "title": "Hello",
-			"technologies": []map[string]any{{"name": "Nginx", "slug": "nginx", "categories": []string{"Web servers"}, "confidence": 100}}}, nil
+		return job.ScanResult{FinalURL: j.URL, HTTPStatus: 200, Title: "Hello", Redirects: []string{},
+			Technologies: []job.Technology{{Name: "Nginx", Slug: "nginx", Categories: []string{"Web servers"}, Confidence: 100}}}, nil
 	case job.Sitemap:
 		return job.SitemapResult{PageCount: 2, Pages: []job.SitemapPage{
 			{URL: j.URL, Status: 200, ContentType: "text/html", Source: job.FromStart, Indexable: true},
@@ -48,7 +48,7 @@ func handler(ctx context.Context, j *job.Job, p worker.Progress) (any, error) {
 			{URL: j.URL + "hidden", Status: 200, ContentType: "text/html", Source: job.FromLink, Noindex: true},
 		}}, nil
 	default:
-		return map[string]any{"reachable": "unknown"}, nil
+		return job.EmailResult{Reachable: job.ReachableUnknown}, nil
 	}
 }
 

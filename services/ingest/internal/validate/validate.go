@@ -34,7 +34,9 @@ const (
 	EmailMany
 )
 
-// fields lists the members each body may have; the first is required.
+// Fields lists the members the body of e may have; the first is required.
+func (e Endpoint) Fields() []string { return fields[e] }
+
 var fields = map[Endpoint][]string{
 	ScanOne:    {"url", "force", "options"},
 	ScanMany:   {"urls", "force", "options"},
