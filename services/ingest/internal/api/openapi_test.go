@@ -333,3 +333,19 @@ func undeclared(components, s map[string]any, inst any, path string) []string {
 	}
 	return out
 }
+
+// TestLaunchIDFields holds the launch answers to the id names of the job
+// documents (job.Kind.IDField), which struct tags cannot refer to.
+func TestLaunchIDFields(t *testing.T) {
+	for v, k := range map[any]job.Kind{
+		api.ScanLaunch{}: job.Scan, api.ScansLaunchItem{}: job.Scan, api.SitemapLaunch{}: job.Sitemap,
+		api.EmailLaunch{}: job.Email, api.EmailsLaunchItem{}: job.Email,
+	} {
+		data, _ := json.Marshal(v)
+		var m map[string]any
+		json.Unmarshal(data, &m)
+		if _, ok := m[k.IDField()]; !ok {
+			t.Errorf("%T has no %s: %s", v, k.IDField(), data)
+		}
+	}
+}
