@@ -19,7 +19,7 @@ func TestEmails(t *testing.T) {
 <p>Assets: hero@3x.webp, icon@2x.svg, jquery@3.7.1, npm i react@18.2.0, user@localhost</p>
 <p>Trailing dot: info@example.io.</p>
 </body></html>`)
-	m := ScanMarkup(page)
+	m := scanMarkup(page)
 	// Text as the fingerprint parser would give it: tags removed.
 	text := stripTags(string(page))
 	got := Emails(m.Mailto, text)
@@ -52,7 +52,7 @@ func stripTags(s string) string {
 }
 
 func TestScanMarkup(t *testing.T) {
-	m := ScanMarkup([]byte(`<script src="http://cdn.example.com/a.js"></script>
+	m := scanMarkup([]byte(`<script src="http://cdn.example.com/a.js"></script>
 <script src="https://cdn.example.com/b.js"></script><script src="//cdn.example.com/c.js"></script>
 <link rel="stylesheet" href="HTTP://cdn.example.com/s.css"><link rel="canonical" href="http://example.com/">
 <img src="http://img.example.com/x.png"><iframe src="http://ads.example.com/f"></iframe>

@@ -94,7 +94,14 @@ func (s *Scanner) Handle(ctx context.Context, j *job.Job, _ worker.Progress) (an
 		Redirects:      append([]string{}, resp.Redirects...),
 		ResponseTimeMS: resp.Elapsed.Milliseconds(),
 	}
-	ev := s.evidence(resp)
+	// The page is read once: the security and emails sections take what
+	// they need from the pass that gathers the fingerprint evidence.
+	var markup inspect.Markup
+	var refs func(fingerprint.Ref)
+	if j.Wants(job.OptionSecurity) || j.Wants(job.OptionEmails) {
+		refs = markup.Add
+	}
+	ev := s.evidence(resp, refs)
 	res.Title = ev.Title
 	if j.Wants(job.OptionDNS) {
 		res.DNS = <-dnsDone
@@ -116,10 +123,6 @@ func (s *Scanner) Handle(ctx context.Context, j *job.Job, _ worker.Progress) (an
 	}
 	if j.Wants(job.OptionTLS) && resp.TLS != nil {
 		res.TLS = inspect.TLS(resp.TLS, resp.VerifyErr)
-	}
-	var markup inspect.Markup
-	if (j.Wants(job.OptionSecurity) || j.Wants(job.OptionEmails)) && resp.HTML {
-		markup = inspect.ScanMarkup(resp.Body)
 	}
 	if j.Wants(job.OptionSecurity) {
 		res.Security = inspect.Grade(inspect.Page{
@@ -163,9 +166,10 @@ func (s *Scanner) fetch(ctx context.Context, target string, fallback bool) (*fet
 	return nil, err // the first failure says more about the URL asked for
 }
 
-// evidence gathers what the fingerprint engine matches. A non-HTML response
-// is judged on its headers alone.
-func (s *Scanner) evidence(resp *fetch.Response) *fingerprint.Evidence {
+// evidence gathers what the fingerprint engine matches, handing refs (when
+// not nil) the page's references on the way. A non-HTML response is judged
+// on its headers alone.
+func (s *Scanner) evidence(resp *fetch.Response, refs func(fingerprint.Ref)) *fingerprint.Evidence {
 	ev := &fingerprint.Evidence{
 		URL:        resp.URL.String(),
 		Status:     resp.Status,
@@ -177,7 +181,7 @@ func (s *Scanner) evidence(resp *fetch.Response) *fingerprint.Evidence {
 		ev.Cookies[strings.ToLower(c.Name)] = c.Value
 	}
 	if resp.HTML {
-		fingerprint.ParseHTML(resp.Body, ev)
+		fingerprint.ParseHTMLRefs(resp.Body, ev, refs)
 	}
 	return ev
 }
