@@ -34,11 +34,13 @@ vet:
 	$(GO) vet -tags faults ./test/faults/
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
 
-# @redocly/cli, pinned, from npm into .tools/ (git-ignored) on first use.
+# @redocly/cli, pinned, from npm into .tools/ (git-ignored) on first use;
+# Node.js and npm come from Debian's packages where the machine lacks them.
 REDOCLY_VERSION := 2.77.0
 REDOCLY         := .tools/node_modules/.bin/redocly
 
 .tools/redocly-$(REDOCLY_VERSION):
+	@command -v npm >/dev/null || { apt-get update && apt-get install -y nodejs npm; }
 	npm install --prefix .tools --save-exact --no-audit --no-fund @redocly/cli@$(REDOCLY_VERSION)
 	touch $@
 
