@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/surveyor/surveyor/pkg/job"
 )
 
 func TestEmails(t *testing.T) {
@@ -105,14 +107,14 @@ func TestGradeWeakPages(t *testing.T) {
 	if s.Score != 46 || s.Grade != "D" {
 		t.Errorf("mixed page: grade %s score %d findings %+v", s.Grade, s.Score, s.Findings)
 	}
-	find := func(check string) Finding {
+	find := func(check string) job.Finding {
 		for _, f := range s.Findings {
 			if f.Check == check {
 				return f
 			}
 		}
 		t.Fatalf("no %s finding", check)
-		return Finding{}
+		return job.Finding{}
 	}
 	if f := find("hsts"); f.Result != "partial" {
 		t.Errorf("hsts %+v", f)
