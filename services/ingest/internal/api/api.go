@@ -178,7 +178,7 @@ func (a *API) launch(ctx *fasthttp.RequestCtx, e validate.Endpoint) {
 		problem.Write(ctx, fasthttp.StatusUnsupportedMediaType, "Content-Type must be application/json")
 		return
 	}
-	reqs, errs := validate.Decode(e, ctx.PostBody(), a.Targets != netguard.PublicOnly)
+	reqs, errs := validate.Decode(e, ctx.PostBody(), a.Targets)
 	if len(errs) == 1 && errs[0].Field == "" {
 		problem.Write(ctx, fasthttp.StatusBadRequest, errs[0].Message)
 		return
