@@ -152,7 +152,7 @@ func writeCommunityLike(tb testing.TB, dir string, n int) {
 		}
 		if r.IntN(100) < 21 {
 			d["dom"] = map[string]any{
-				"div#" + prod + "-app":           map[string]any{"exists": ""},
+				"div#" + prod + "-app":          map[string]any{"exists": ""},
 				"meta[name='" + prod + "-ver']": map[string]any{"attributes": map[string]string{"content": `([\d.]+)\;version:\1`}},
 			}
 		}
