@@ -21,10 +21,13 @@ import (
 //   - each run stops after backtrackMatchTimeout, and one Analyze call
 //     stops running such patterns once it has spent backtrackPageBudget.
 //
-// Other patterns pay nothing for this.
+// Other patterns pay nothing for this. The limits are wall-clock time (all
+// regexp2 offers), so they are set far above what a legitimate run takes
+// (microseconds on a bounded input): a run descheduled on a busy machine
+// must not be taken for a runaway one.
 const (
-	backtrackMatchTimeout = 5 * time.Millisecond
-	backtrackPageBudget   = 25 * time.Millisecond
+	backtrackMatchTimeout = 20 * time.Millisecond
+	backtrackPageBudget   = 60 * time.Millisecond
 	// backtrackMaxInput bounds the bytes regexp2 reads per pattern and
 	// text; a text up to this size is read whole, so matched exactly.
 	backtrackMaxInput = 32 << 10
@@ -34,8 +37,8 @@ const (
 	backtrackContext    = 256
 	backtrackMaxWindows = 32
 	// backtrackClockPeriod is how often regexp2's clock ticks while
-	// timeouts are in use; its default, 100 ms, would let a 5 ms timeout
-	// run for 200 ms.
+	// timeouts are in use; its default, 100 ms, would let a 20 ms timeout
+	// run for over 200 ms.
 	backtrackClockPeriod = 2 * time.Millisecond
 )
 
@@ -73,7 +76,13 @@ func (e *Engine) evalBacktrack(sc *scratch, pid int32, text string) {
 			return
 		}
 		start := time.Now()
-		m := b.find(p.backtrack, text, w)
+		m, err := b.find(p.backtrack, text, w)
+		if err != nil && time.Since(start) < backtrackMatchTimeout/2 {
+			// regexp2 reads a clock that a goroutine advances; on a busy
+			// machine it lags, and a deadline taken from it can pass at
+			// once. A run ended well before its time gets a second one.
+			m, _ = b.find(p.backtrack, text, w)
+		}
 		b.left -= time.Since(start)
 		if m != nil {
 			e.record(sc, pid, text, m)
@@ -126,8 +135,9 @@ func runeFloor(text string, i int) int {
 }
 
 // find runs re on text[w.pos:w.end] and returns its submatch indices as
-// byte offsets in text, nil when it does not match or runs out of time.
-func (b *backtrackBudget) find(re *regexp2.Regexp, text string, w litSpan) []int {
+// byte offsets in text, nil when it does not match; err when it runs out
+// of time.
+func (b *backtrackBudget) find(re *regexp2.Regexp, text string, w litSpan) ([]int, error) {
 	b.runes, b.offs = b.runes[:0], b.offs[:0]
 	for i, r := range text[w.pos:w.end] {
 		b.runes = append(b.runes, r)
@@ -136,7 +146,7 @@ func (b *backtrackBudget) find(re *regexp2.Regexp, text string, w litSpan) []int
 	b.offs = append(b.offs, w.end)
 	m, err := re.FindRunesMatch(b.runes)
 	if err != nil || m == nil {
-		return nil
+		return nil, err
 	}
 	groups := len(re.GetGroupNumbers())
 	out := make([]int, 2*groups)
@@ -146,5 +156,5 @@ func (b *backtrackBudget) find(re *regexp2.Regexp, text string, w litSpan) []int
 			out[2*i], out[2*i+1] = b.offs[g.Index], b.offs[g.Index+g.Length]
 		}
 	}
-	return out
+	return out, nil
 }
