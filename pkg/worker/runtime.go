@@ -69,7 +69,8 @@ func (c *Config) defaults() {
 type Runtime struct {
 	cfg   Config
 	js    jetstream.JetStream
-	chain Handler // the handler in its middlewares
+	chain Handler       // the handler in its middlewares
+	again time.Duration // delay of a hand-back no middleware timed
 	id    string
 
 	mu      sync.Mutex
@@ -82,12 +83,12 @@ func New(js jetstream.JetStream, store *jobstore.Store, cfg Config, h Handler) *
 	log := cfg.Log
 	rec := &recorder{store: store, nc: js.Conn(), log: log}
 	// A middleware that cannot store what it must hands the job back
-	// after the first backoff step; that is no failed attempt.
+	// after the first backoff step, without counting a failed attempt.
 	again := cfg.Backoff(1)
-	r := &Runtime{cfg: cfg, js: js, id: uuid.NewString()}
-	// Outermost first. The three that decide what a handler's error means
-	// go from the most particular inward: stopping (handBack) before final
-	// (deadLetter) before any other error (retry).
+	r := &Runtime{cfg: cfg, js: js, again: again, id: uuid.NewString()}
+	// Outermost first. Of the three that decide what a handler's error
+	// means, the innermost sees it first: handBack takes an attempt cut
+	// short by shutdown, deadLetter a final error, retry any other.
 	r.chain = chain(h,
 		skipFinished(store, log),
 		markRunning(rec, again, log),
@@ -170,7 +171,7 @@ func (r *Runtime) process(ctx context.Context, msg jetstream.Msg) {
 	stop := keepAlive(msg, r.cfg.AckWait/3)
 	_, err = r.chain.Handle(ctx, j, nil)
 	stop()
-	settle(ctx, msg, err, r.cfg.Backoff(1), jobLog(r.cfg.Log, j))
+	settle(ctx, msg, err, r.again, jobLog(r.cfg.Log, j))
 }
 
 // decode reads the job a message carries; its Attempts is the number of
