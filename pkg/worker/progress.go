@@ -41,6 +41,8 @@ type progress struct {
 	stopped bool
 }
 
+// Report keeps v as the latest progress and stores it when the interval
+// allows.
 func (p *progress) Report(v any) {
 	data, err := json.Marshal(v)
 	if err != nil {
@@ -61,6 +63,7 @@ func (p *progress) Report(v any) {
 	p.flushLocked()
 }
 
+// flush stores the latest progress when the interval has passed.
 func (p *progress) flush() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
