@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/andybalholm/brotli v1.2.8
+	github.com/dlclark/regexp2 v1.12.0
 	github.com/emersion/go-smtp v0.25.1
 	github.com/google/uuid v1.6.0
 	github.com/miekg/dns v1.1.73

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/surveyor/surveyor/pkg/fingerprint"
 	"github.com/surveyor/surveyor/pkg/job"
 	"github.com/surveyor/surveyor/services/ingest/internal/problem"
 	"github.com/surveyor/surveyor/services/ingest/internal/schema"
@@ -39,6 +40,8 @@ func BuildOpenAPI() ([]byte, error) {
 		reflect.TypeFor[problem.Details](): "Problem",
 		reflect.TypeFor[techapi.Summary](): "TechnologySummary",
 		reflect.TypeFor[techapi.Detail]():  "TechnologyDetail",
+		// problem.Details is "Problem" already.
+		reflect.TypeFor[fingerprint.Problem](): "FingerprintProblem",
 	})}
 	doc := schema.O(
 		"openapi", "3.1.0",
@@ -176,6 +179,19 @@ func (b *builder) technologyPaths(paths *schema.Object) {
 		"security", bearer,
 		"responses", responses(
 			"200", jsonResponse("every technology, sorted by name", ref("TechnologyList")),
+			"401", unauthorized, "404", disabled, "405", wrongMethod, "503", storeDown),
+	)))
+	paths.Set(techapi.ReportPath, schema.O("get", schema.O(
+		"operationId", "technologiesReport",
+		"summary", "The load report of the fingerprint database scans use",
+		"description", "Technologies and categories; patterns per kind (html, headers, ..., js, dom, xhr); "+
+			"evaluated, the patterns every scan runs, of which backtracking (look-around, which RE2 refuses, run under a time limit); "+
+			"not_evaluated (js, xhr and dom), of which needing_browser (js, xhr and dom properties); "+
+			"and problems: what the loader merged or could not use as written, none of which stops the load.",
+		"security", bearer,
+		"responses", responses(
+			"200", jsonResponse("the report of the built-in, FINGERPRINTS_DIR and custom technologies together",
+				b.schemas.Of(reflect.TypeFor[fingerprint.LoadReport]())),
 			"401", unauthorized, "404", disabled, "405", wrongMethod, "503", storeDown),
 	)))
 	paths.Set("/technologies/{slug}", schema.O(
@@ -431,12 +447,14 @@ func wappalyzerTechnology() *schema.Object {
 	for _, k := range []string{"js", "dom", "xhr"} {
 		props.Set(k, browserOnly)
 	}
+	props.Set("probe", schema.O("description", "requests a scan does not make: ignored"))
 	props.Set("saas", schema.O("type", "boolean"))
 	props.Set("oss", schema.O("type", "boolean"))
 	props.Set("pricing", schema.O("type", "array", "items", schema.O("type", "string")))
 	return schema.O(
 		"type", "object",
-		"description", `Patterns are regular expressions (RE2 syntax) with optional \;version:\1 and \;confidence:50 attributes.`,
+		"description", `Patterns are regular expressions (RE2 syntax; look-ahead and look-behind run on a backtracking engine under a time limit) `+
+			`with optional \;version:\1 and \;confidence:50 attributes.`,
 		"additionalProperties", false,
 		"properties", props,
 	)
