@@ -42,7 +42,7 @@ type kindIndex struct {
 	postings [][]posting        // literal id -> patterns and clause bits it satisfies
 	isAnchor []bool             // literal id -> record its occurrences
 	always   map[string][]int32 // key -> patterns without usable literals
-	all      map[string][]int32 // key -> every pattern, for text the prefilter cannot see
+	keys     map[string]bool    // keys some pattern reads
 }
 
 type posting struct {
@@ -75,7 +75,7 @@ func NewEngine(db *DB) *Engine {
 	}
 	for k := range e.kinds {
 		e.kinds[k].always = map[string][]int32{}
-		e.kinds[k].all = map[string][]int32{}
+		e.kinds[k].keys = map[string]bool{}
 	}
 	var post [numKinds]map[int32][]posting
 	var anchors [numKinds]map[int32]bool
@@ -85,7 +85,7 @@ func NewEngine(db *DB) *Engine {
 			e.pats = append(e.pats, enginePattern{pattern: p, tech: int32(ti)})
 			ep := &e.pats[pid]
 			ki := &e.kinds[p.kind]
-			ki.all[p.key] = append(ki.all[p.key], pid)
+			ki.keys[p.key] = true
 			a := analyze(p.source)
 			ep.looksBehind = a.looksBehind
 			if post[p.kind] == nil {
@@ -157,6 +157,7 @@ type scratch struct {
 	spans    []litSpan
 	hits     []acHit    // the literals found in the current text
 	parts    [3][]acHit // scratch for acDFA.scan
+	fold     textFold   // maps offsets of hits (in the folded text) to the text's
 
 	page     uint32 // per Analyze call
 	patPage  []uint32
@@ -211,7 +212,7 @@ func (e *Engine) Analyze(ev *Evidence) []Detection {
 
 // wants skips evidence no pattern looks at before any work is done on it.
 func (e *Engine) wants(k kind, key string) bool {
-	return len(e.kinds[k].all[key]) > 0
+	return e.kinds[k].keys[key]
 }
 
 // forEachText calls f for every piece of evidence of every kind, made
@@ -275,15 +276,9 @@ func forEachText(ev *Evidence, want func(kind, string) bool, f func(k kind, key,
 func (e *Engine) matchText(sc *scratch, k kind, key, text string) {
 	ki := &e.kinds[k]
 	sc.nextEpoch()
-	if hasFoldHazard(text) {
-		for _, pid := range ki.all[key] {
-			e.evalSearch(sc, pid, text, 0)
-		}
-		return
-	}
 	sc.present, sc.occ = sc.present[:0], sc.occ[:0]
 	if ki.dfa != nil {
-		sc.hits = ki.dfa.scan(text, sc.hits[:0], &sc.parts)
+		sc.hits = ki.dfa.scan(sc.fold.fold(text), sc.hits[:0], &sc.parts)
 		for _, h := range sc.hits {
 			l := h.id
 			if sc.litEpoch[l] != sc.epoch {
@@ -354,7 +349,8 @@ func (e *Engine) evalSearch(sc *scratch, pid int32, text string, from int) {
 }
 
 // occurrences lists where pattern p's anchor literals occur in the
-// current text, by increasing start (the longest literal for a start).
+// current text, by increasing start (the longest literal for a start), as
+// offsets in the folded text (see textFold).
 func (sc *scratch) occurrences(p *enginePattern, lens []int) []litSpan {
 	spans := sc.spans[:0]
 	for _, l := range p.anchor {
@@ -412,7 +408,7 @@ func (e *Engine) evalFixed(sc *scratch, pid int32, text string) {
 		return
 	}
 	if len(occ)*(p.spec.maxPre-p.spec.minPre+1) > maxStarts {
-		from := max(occ[0].pos-p.spec.maxPre, 0)
+		from := sc.fold.orig(max(occ[0].pos-p.spec.maxPre, 0))
 		for from < len(text) && !utf8.RuneStart(text[from]) {
 			from++
 		}
@@ -423,14 +419,15 @@ func (e *Engine) evalFixed(sc *scratch, pid int32, text string) {
 		return
 	}
 	p.compileAnchored()
-	next := 0 // lowest start not yet tried
+	next := 0 // lowest start not yet tried, in the folded text as the offsets are
 	for _, o := range occ {
 		q := o.pos
 		for st := max(q-p.spec.maxPre, next); st <= q-p.spec.minPre; st++ {
-			if st < len(text) && st > 0 && !utf8.RuneStart(text[st]) {
+			at := sc.fold.orig(st)
+			if at < len(text) && at > 0 && !utf8.RuneStart(text[at]) {
 				continue // not a rune boundary: no match starts here
 			}
-			if from, m, ok := p.matchAt(text, st, p.version != ""); ok {
+			if from, m, ok := p.matchAt(text, at, p.version != ""); ok {
 				e.record(sc, pid, text[from:], m)
 				return
 			}
@@ -452,7 +449,7 @@ func (e *Engine) evalWindow(sc *scratch, pid int32, text string) {
 	p.compileAnchored()
 	best, searchedTo, firstLo := -1, -1, -1
 	for _, o := range occ {
-		lo := p.spec.pre.walkBack(text, o.pos)
+		lo := p.spec.pre.walkBack(text, sc.fold.orig(o.pos))
 		if firstLo < 0 {
 			firstLo = lo
 		}
@@ -461,7 +458,7 @@ func (e *Engine) evalWindow(sc *scratch, pid int32, text string) {
 		}
 		hi := len(text)
 		if p.spec.post.ok {
-			hi = p.spec.post.walkForward(text, o.end)
+			hi = p.spec.post.walkForward(text, sc.fold.orig(o.end))
 		}
 		if hi <= searchedTo {
 			continue // inside the window already searched
