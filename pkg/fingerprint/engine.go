@@ -400,7 +400,10 @@ func (p *enginePattern) matchAt(text string, st int, submatch bool) (from int, m
 
 // evalFixed tries the regex anchored at each start its fixed anchor
 // allows, in increasing order: the first success is the match a plain
-// search would find, since no match can start anywhere else.
+// search would find, since no match can start anywhere else. A try reads
+// no further than its occurrence's window; where occurrences crowd so that
+// tries would read the same text again and again, their window is searched
+// once instead.
 func (e *Engine) evalFixed(sc *scratch, pid int32, text string) {
 	p := &e.pats[pid]
 	occ := sc.occurrences(p, e.kinds[p.kind].dfa.lens)
@@ -419,27 +422,43 @@ func (e *Engine) evalFixed(sc *scratch, pid int32, text string) {
 		return
 	}
 	p.compileAnchored()
+	ws := windows{spec: &p.spec, text: text, occ: occ, fold: &sc.fold}
 	next := 0 // lowest start not yet tried, in the folded text as the offsets are
-	for _, o := range occ {
-		q := o.pos
-		for st := max(q-p.spec.maxPre, next); st <= q-p.spec.minPre; st++ {
-			at := sc.fold.orig(st)
-			if at < len(text) && at > 0 && !utf8.RuneStart(text[at]) {
-				continue // not a rune boundary: no match starts here
-			}
-			if from, m, ok := p.matchAt(text, at, p.version != ""); ok {
-				e.record(sc, pid, text[from:], m)
+	for lo, hi, ok := ws.next(); ok; lo, hi, ok = ws.next() {
+		group := occ[ws.first:ws.i]
+		if ws.reach > crowded*(hi-lo) {
+			if best := p.searchWindow(text, lo, hi); best >= 0 {
+				e.confirm(sc, pid, text, best, lo)
 				return
 			}
+			next = max(next, group[len(group)-1].pos-p.spec.minPre+1)
+			continue
 		}
-		next = max(next, q-p.spec.minPre+1)
+		for _, o := range group {
+			q := o.pos
+			for st := max(q-p.spec.maxPre, next); st <= q-p.spec.minPre; st++ {
+				at := sc.fold.orig(st)
+				if at < len(text) && at > 0 && !utf8.RuneStart(text[at]) {
+					continue // not a rune boundary: no match starts here
+				}
+				if from, m, ok := p.matchAt(text, at, p.version != ""); ok {
+					e.record(sc, pid, text[from:], m)
+					return
+				}
+			}
+			next = max(next, q-p.spec.minPre+1)
+		}
 	}
 }
 
-// evalWindow searches, around each occurrence of the anchor, only the
-// window its side bounds allow, keeps the leftmost start found, and runs
-// the regex anchored there on the whole text for the exact match. If that
-// fails (a window's cut end made a false match), it searches plainly.
+// crowded: a window whose occurrences' own windows add up to more than
+// this many times its size is searched once rather than tried start by
+// start.
+const crowded = 4
+
+// evalWindow searches, around the occurrences of the anchor, only the
+// windows their side bounds allow: the first window holding a match gives
+// the leftmost start (windows are disjoint and in order).
 func (e *Engine) evalWindow(sc *scratch, pid int32, text string) {
 	p := &e.pats[pid]
 	occ := sc.occurrences(p, e.kinds[p.kind].dfa.lens)
@@ -447,48 +466,118 @@ func (e *Engine) evalWindow(sc *scratch, pid int32, text string) {
 		return
 	}
 	p.compileAnchored()
-	best, searchedTo, firstLo := -1, -1, -1
-	for _, o := range occ {
-		lo := p.spec.pre.walkBack(text, sc.fold.orig(o.pos))
-		if firstLo < 0 {
-			firstLo = lo
-		}
-		if best >= 0 && lo >= best {
-			break
-		}
-		hi := len(text)
-		if p.spec.post.ok {
-			hi = p.spec.post.walkForward(text, sc.fold.orig(o.end))
-		}
-		if hi <= searchedTo {
-			continue // inside the window already searched
-		}
-		searchedTo = hi
-		if hi < len(text) {
-			_, w := utf8.DecodeRuneInString(text[hi:])
-			hi += w // one rune of right context for $ and \b
-		}
-		if s := p.searchWindow(text, lo, hi); s >= 0 && (best < 0 || s < best) {
-			best = s
+	ws := windows{spec: &p.spec, text: text, occ: occ, fold: &sc.fold}
+	for lo, hi, ok := ws.next(); ok; lo, hi, ok = ws.next() {
+		if best := p.searchWindow(text, lo, hi); best >= 0 {
+			e.confirm(sc, pid, text, best, lo)
+			return
 		}
 	}
-	if best < 0 {
-		return
-	}
+}
+
+// confirm runs the regex anchored at best, the leftmost start a search of
+// the window from lo found, on the whole text for the exact match. If that
+// fails (the window's cut end made a false match), it searches plainly from
+// lo: no match starts before the window.
+func (e *Engine) confirm(sc *scratch, pid int32, text string, best, lo int) {
+	p := &e.pats[pid]
 	if from, m, ok := p.matchAt(text, best, p.version != ""); ok {
 		e.record(sc, pid, text[from:], m)
 		return
 	}
-	from := firstLo
 	if p.looksBehind {
-		from = 0
+		lo = 0
 	}
-	e.evalSearch(sc, pid, text, from)
+	e.evalSearch(sc, pid, text, lo)
+}
+
+// windows yields, in order, the disjoint parts of a text where matches
+// around a pattern's anchor occurrences can lie: occurrences whose windows
+// overlap share one. Each byte is walked at most a few times in all, so a
+// page full of occurrences (thousands, with no stop byte between them)
+// costs one pass, not one per occurrence.
+type windows struct {
+	spec *anchorSpec
+	text string
+	occ  []litSpan // in the folded text, by increasing start
+	fold *textFold
+	// After next: the window's occurrences are occ[first:i], and (for a
+	// fixed anchor) reach is the sum of their own windows' sizes.
+	first, i, reach int
+	// The walk forward: text[end:hi] holds n stop bytes of spec.post, and
+	// hi is where the next would be one too many (or the end of text).
+	end, hi, n int
+}
+
+// next returns the next window [lo, hi), or ok false when none is left.
+func (w *windows) next() (lo, hi int, ok bool) {
+	if w.i == len(w.occ) {
+		return 0, 0, false
+	}
+	w.first = w.i
+	lo = w.start(w.occ[w.i], 0)
+	hi = w.forward(w.fold.orig(w.occ[w.i].end))
+	w.reach = hi - lo
+	for w.i++; w.i < len(w.occ); w.i++ {
+		o := w.occ[w.i]
+		l := w.start(o, hi)
+		if l > hi {
+			break // apart from this window
+		}
+		h := w.forward(w.fold.orig(o.end))
+		w.reach += h - l
+		hi = max(hi, h)
+	}
+	return lo, hi, true
+}
+
+// start returns the lowest offset a match around occurrence o can start
+// at. A window anchor's walk back stops at floor, and returns floor if the
+// start can be there or lower.
+func (w *windows) start(o litSpan, floor int) int {
+	if w.spec.fixed {
+		return w.fold.orig(max(o.pos-w.spec.maxPre, 0))
+	}
+	return w.spec.pre.walkBack(w.text, w.fold.orig(o.pos), floor)
+}
+
+// forward returns the highest offset a match can end at when the literal
+// ends at end (or at the last end asked, if that is further: a larger
+// window only costs time). Ends come in nearly increasing order, so the
+// walk resumes where it stopped instead of starting over.
+func (w *windows) forward(end int) int {
+	post := &w.spec.post
+	if !post.ok {
+		return len(w.text)
+	}
+	end = max(end, w.end)
+	if end > w.hi {
+		w.end, w.hi, w.n = end, end, 0
+	}
+	for ; w.end < end; w.end++ {
+		if post.stop.has(w.text[w.end]) {
+			w.n--
+		}
+	}
+	for ; w.hi < len(w.text); w.hi++ {
+		if post.stop.has(w.text[w.hi]) {
+			if w.n == post.budget {
+				break
+			}
+			w.n++
+		}
+	}
+	return w.hi
 }
 
 // searchWindow returns the leftmost start >= lo of a match inside
-// text[:hi], judged with the real byte before lo, or -1.
+// text[:hi] and one rune of right context (for $ and \b), judged with the
+// real byte before lo, or -1.
 func (p *enginePattern) searchWindow(text string, lo, hi int) int {
+	if hi < len(text) {
+		_, w := utf8.DecodeRuneInString(text[hi:])
+		hi += w
+	}
 	if lo == 0 {
 		if loc := p.re.FindStringIndex(text[:hi]); loc != nil {
 			return loc[0]
@@ -508,31 +597,18 @@ func (p *enginePattern) searchWindow(text string, lo, hi int) int {
 }
 
 // walkBack returns the lowest offset a match can start at when the
-// literal is at q: before it lie at most budget stop bytes.
-func (s *side) walkBack(text string, q int) int {
+// literal is at q: before it lie at most budget stop bytes. It walks no
+// lower than floor, and returns floor if the start can be there or lower.
+func (s *side) walkBack(text string, q, floor int) int {
 	n := 0
-	for i := q - 1; i >= 0; i-- {
+	for i := q - 1; i >= floor; i-- {
 		if s.stop.has(text[i]) {
 			if n++; n > s.budget {
 				return i + 1
 			}
 		}
 	}
-	return 0
-}
-
-// walkForward returns the highest offset a match can end at when the
-// literal ends at end.
-func (s *side) walkForward(text string, end int) int {
-	n := 0
-	for i := end; i < len(text); i++ {
-		if s.stop.has(text[i]) {
-			if n++; n > s.budget {
-				return i
-			}
-		}
-	}
-	return len(text)
+	return floor
 }
 
 // record notes a match of pattern pid; m are submatch indices into text.

@@ -411,11 +411,10 @@ func findAnchor(re *syntax.Regexp) anchorSpec {
 		}
 		fixed := hi >= 0 && hi <= maxAnchorPre && hi-lo <= maxSpread
 		if n := minLen(run); !slices.Contains(run, "") && n >= minClauseLen && (n > bestLen || n == bestLen && fixed && !best.fixed) {
-			cand := anchorSpec{lits: run, fixed: fixed, minPre: lo, maxPre: hi}
+			cand := anchorSpec{lits: run, fixed: fixed, minPre: lo, maxPre: hi, post: sideOf(subs[j:])}
 			if fixed {
 				best, bestLen = cand, n
 			} else if cand.pre = sideOf(subs[:i]); cand.pre.ok {
-				cand.post = sideOf(subs[j:])
 				best, bestLen = cand, n
 			}
 		}
@@ -432,7 +431,8 @@ type anchorSpec struct {
 	lits           []string
 	fixed          bool // the match starts minPre..maxPre bytes before the literal
 	minPre, maxPre int
-	pre, post      side // window anchor: what may precede and follow the literal
+	pre            side // window anchor: what may precede the literal
+	post           side // what may follow it
 }
 
 // side bounds the text a sequence of regex elements can match: elements of
