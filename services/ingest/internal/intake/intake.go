@@ -21,7 +21,6 @@ import (
 	"github.com/surveyor/surveyor/pkg/jobstore"
 	"github.com/surveyor/surveyor/pkg/obs"
 	"github.com/surveyor/surveyor/pkg/worker"
-	"github.com/surveyor/surveyor/services/ingest/internal/validate"
 )
 
 // Errors Submit returns; the API maps them to 503 and 429.
@@ -96,7 +95,7 @@ func New(js jetstream.JetStream, store *jobstore.Store, cfg Config) *Intake {
 // Submit stores a job for every distinct request that has no job to share
 // and returns one outcome per request, in order, with the estimate for the
 // last of them. Either every new job is stored or an error is returned.
-func (in *Intake) Submit(ctx context.Context, reqs []validate.Request) ([]Outcome, int, error) {
+func (in *Intake) Submit(ctx context.Context, reqs []job.Request) ([]Outcome, int, error) {
 	if in.js.Conn().Status() != nats.CONNECTED {
 		return nil, 0, ErrUnavailable
 	}
@@ -267,7 +266,7 @@ func (in *Intake) statusEvent(data []byte) {
 	if j.Status == job.Completed && j.Started != nil && j.Finished != nil {
 		in.est.observe(j.Kind, j.Finished.Sub(*j.Started))
 	}
-	in.index.put(validate.KeyOf(&j), e)
+	in.index.put(job.KeyOf(&j), e)
 }
 
 // acceptedElsewhere learns the jobs another ingest replica stored.
@@ -289,7 +288,7 @@ func (in *Intake) waiting(doc []byte, record func(string, entry)) bool {
 		return false
 	}
 	in.queued.add(j.ID, queuedJob{kind: j.Kind, doc: doc, created: j.Created})
-	record(validate.KeyOf(&j), entryOf(&j))
+	record(job.KeyOf(&j), entryOf(&j))
 	return true
 }
 
@@ -329,7 +328,7 @@ func (in *Intake) seedFromStatus(ctx context.Context) (int, error) {
 		if j.UnmarshalJSON(upd.Value()) != nil {
 			continue
 		}
-		in.index.seed(validate.KeyOf(&j), entryOf(&j))
+		in.index.seed(job.KeyOf(&j), entryOf(&j))
 		n++
 	}
 	return n, errors.New("status watch ended before the initial values")
