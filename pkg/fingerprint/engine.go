@@ -17,7 +17,15 @@ type Engine struct {
 	rules []ruleInfo
 	pats  []enginePattern
 	kinds [numKinds]kindIndex
-	pool  sync.Pool
+	// dom lists the dom patterns by selector, in database order.
+	dom  []domGroup
+	pool sync.Pool
+}
+
+// domGroup is a selector and the patterns that check what it names.
+type domGroup struct {
+	sel  *domSelector
+	pats []int32
 }
 
 // enginePattern is a pattern with what the prefilter knows about it.
@@ -85,6 +93,10 @@ func NewEngine(db *DB) *Engine {
 			pid := int32(len(e.pats))
 			e.pats = append(e.pats, enginePattern{pattern: p, rule: int32(ri)})
 			ep := &e.pats[pid]
+			if p.kind == kindDOM {
+				e.addDOM(pid)
+				continue
+			}
 			ki := &e.kinds[p.kind]
 			ki.keys[p.key] = true
 			a := analyze(p.source)
@@ -170,6 +182,9 @@ type scratch struct {
 	matched   []int32 // rules with a match on this page
 	versions  []versionHit
 	backtrack backtrackBudget
+	seen      domSeen // for evidence that comes without one
+	domCands  []int32
+	text      []byte
 }
 
 type occurrence struct {
@@ -213,6 +228,7 @@ func (e *Engine) Analyze(ev *Evidence) []Detection {
 	defer e.pool.Put(sc)
 	sc.nextPage()
 	forEachText(ev, e.wants, func(k kind, key, text string) { e.matchText(sc, k, key, text) })
+	e.matchDOM(sc, ev, true)
 	return e.resolve(sc)
 }
 

@@ -26,6 +26,10 @@ type Evidence struct {
 	Robots     string
 	DNS        map[string][]string // "TXT","MX","NS","CNAME","SOA"
 	CertIssuer string
+
+	// dom notes the names HTML's start tags show, when ParseHTML made
+	// HTML; nil makes the engine lex HTML for them itself.
+	dom *domSeen
 }
 
 // Detection is one technology found on a page.
@@ -68,8 +72,9 @@ type rule struct {
 	requiresCategory []int
 }
 
-// deferredCounts counts the patterns one fetch cannot evaluate: js and xhr
-// need a browser; dom needs the page's tree, and its properties a browser.
+// deferredCounts counts the patterns one fetch cannot evaluate: js, xhr
+// and dom properties need a browser; dom counts the checks of selectors
+// the static page does not evaluate (see compileSelector).
 type deferredCounts struct {
 	js, xhr, dom, domProperties int
 }
@@ -111,8 +116,10 @@ type LoadReport struct {
 	// under a time limit.
 	Evaluated    int `json:"evaluated"`
 	Backtracking int `json:"backtracking"`
-	// NotEvaluated counts the js, xhr and dom patterns; NeedingBrowser, those
-	// of them only a rendered page can show (js, xhr, dom properties).
+	// NotEvaluated counts the patterns no scan runs: js, xhr, dom
+	// properties, and dom checks of selectors the static page does not
+	// evaluate; NeedingBrowser, those only a rendered page can show (js,
+	// xhr, dom properties).
 	NotEvaluated   int       `json:"not_evaluated"`
 	NeedingBrowser int       `json:"needing_browser"`
 	Problems       []Problem `json:"problems,omitempty"`

@@ -30,16 +30,21 @@ const (
 	kindCookies
 	kindMeta
 	kindDNS
+	kindDOM // checks on the elements a selector names (see dom.go)
 	numKinds
 )
 
 var kindNames = [numKinds]string{"url", "html", "text", "css", "scriptSrc", "scripts",
-	"robots", "certIssuer", "headers", "cookies", "meta", "dns"}
+	"robots", "certIssuer", "headers", "cookies", "meta", "dns", "dom"}
 
 // pattern is one compiled Wappalyzer pattern string.
 type pattern struct {
 	kind    kind
-	key     string // header, cookie or meta name (lower-case); DNS type (upper-case)
+	key     string // header, cookie, meta or dom attribute name (lower-case); DNS type (upper-case)
+	// dom and domCheck say, for a dom pattern, which elements it looks at
+	// and what of them its regex reads.
+	dom      *domSelector
+	domCheck domCheck
 	written string // the regex as written, without attributes
 	// source is the RE2 regex the prefilter analyses and the engine runs:
 	// written itself, or for a pattern RE2 refuses, the same without its
@@ -57,7 +62,8 @@ type pattern struct {
 // keeps one copy.
 func (p *pattern) same(q *pattern) bool {
 	return p.kind == q.kind && p.key == q.key && p.written == q.written &&
-		p.version == q.version && p.confidence == q.confidence
+		p.version == q.version && p.confidence == q.confidence &&
+		p.domCheck == q.domCheck && (p.dom == nil) == (q.dom == nil) && (p.dom == nil || p.dom.text == q.dom.text)
 }
 
 // maxVersionLen drops "versions" that are really a captured run of markup.
@@ -437,9 +443,13 @@ func parseTechnology(name string, raw map[string]json.RawMessage) (*Technology, 
 					r.requires = append(r.requires, name)
 				}
 			}
-		case "js", "xhr", "dom":
-			// Not evaluated yet: a shape we cannot read is a problem,
-			// not a reason to refuse the technology.
+		case "dom":
+			if err := addDOM(t, r, value, problem); err != nil {
+				problem(field, "", err.Error())
+			}
+		case "js", "xhr":
+			// Not evaluated: a shape we cannot read is a problem, not a
+			// reason to refuse the technology.
 			if err := t.deferred.add(field, value, problem); err != nil {
 				problem(field, "", err.Error())
 			}
@@ -495,20 +505,17 @@ func stringListMap(raw json.RawMessage) (map[string][]string, error) {
 	return out, nil
 }
 
-// add parses and counts the js, xhr or dom patterns of raw. js is an object
-// of property paths to patterns; xhr a pattern or a list of them; dom a
-// selector, a list of selectors, or an object of selectors to checks
-// ("exists", "text", "attributes" and "properties", the last two objects of
-// names to patterns). A pattern whose attributes cannot be read, or an
-// unknown dom check, is a problem; a malformed shape is returned.
+// add parses and counts the js or xhr patterns of raw, which need a
+// browser: js is an object of property paths to patterns, xhr a pattern
+// or a list of them. A pattern whose attributes cannot be read is a
+// problem; a malformed shape is returned.
 func (c *deferredCounts) add(field string, raw json.RawMessage, problem func(field, pattern, reason string)) error {
 	check := func(where, s string) {
 		if _, err := splitPattern(s); err != nil {
 			problem(where, s, err.Error())
 		}
 	}
-	switch field {
-	case "js":
+	if field == "js" {
 		m, err := stringListMap(raw)
 		if err != nil {
 			return err
@@ -519,66 +526,15 @@ func (c *deferredCounts) add(field string, raw json.RawMessage, problem func(fie
 				c.js++
 			}
 		}
-	case "xhr":
-		list, err := stringList(raw)
-		if err != nil {
-			return err
-		}
-		for _, s := range list {
-			check("xhr", s)
-			c.xhr++
-		}
-	default:
-		if list, err := stringList(raw); err == nil {
-			c.dom += len(list)
-			return nil
-		}
-		var sels map[string]map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &sels); err != nil {
-			return errors.New("want a selector, an array of selectors or an object of selectors to checks")
-		}
-		for _, sel := range slices.Sorted(maps.Keys(sels)) {
-			if err := c.addDOMChecks("dom."+sel, sels[sel], check, problem); err != nil {
-				return fmt.Errorf("selector %q: %w", sel, err)
-			}
-		}
+		return nil
 	}
-	return nil
-}
-
-// addDOMChecks counts the checks of one dom selector; a selector without
-// any checks only has to exist.
-func (c *deferredCounts) addDOMChecks(where string, checks map[string]json.RawMessage, check func(where, s string), problem func(field, pattern, reason string)) error {
-	if len(checks) == 0 {
-		c.dom++
+	list, err := stringList(raw)
+	if err != nil {
+		return err
 	}
-	for _, name := range slices.Sorted(maps.Keys(checks)) {
-		switch name {
-		case "exists", "text":
-			var s string
-			if err := json.Unmarshal(checks[name], &s); err != nil {
-				return fmt.Errorf("%s: want a string", name)
-			}
-			check(where+"."+name, s)
-			c.dom++
-		case "attributes", "properties":
-			m, err := stringListMap(checks[name])
-			if err != nil {
-				return fmt.Errorf("%s: %w", name, err)
-			}
-			for _, key := range slices.Sorted(maps.Keys(m)) {
-				for _, s := range m[key] {
-					check(where+"."+name+"."+key, s)
-					if name == "attributes" {
-						c.dom++
-					} else {
-						c.domProperties++
-					}
-				}
-			}
-		default:
-			problem(where, name, "unknown dom check, ignored")
-		}
+	for _, s := range list {
+		check("xhr", s)
+		c.xhr++
 	}
 	return nil
 }

@@ -71,7 +71,8 @@ var (
 )
 
 // ParseHTML fills ev's HTML, Meta, Title, ScriptSrc, Scripts, CSS, Links
-// and Text from body in one pass. It reads the tokens x/net/html's
+// and Text from body in one pass, noting on the way the names the dom
+// prefilter looks for. It reads the tokens x/net/html's
 // Tokenizer would, through a lexer that copies only what is kept.
 func ParseHTML(body []byte, ev *Evidence) { ParseHTMLRefs(body, ev, nil) }
 
@@ -96,7 +97,7 @@ func ParseHTMLRefs(body []byte, ev *Evidence, visit func(Ref)) {
 
 // refsFrom hands visit the Refs of the tokens lx has not read yet.
 func refsFrom(lx *lexer, visit func(Ref)) {
-	lx.want = &refAttrs
+	lx.want, lx.keepSpans = &refAttrs, false
 	for tt := lx.next(); tt != tokEOF; tt = lx.next() {
 		if tt == tokStartTag || tt == tokSelfClosingTag {
 			lx.ref(visit)
@@ -126,6 +127,8 @@ func parseEvidence(lx *lexer, ev *Evidence, visit func(Ref)) {
 	if visit != nil {
 		lx.want = &refAttrs
 	}
+	seen := &domSeen{}
+	lx.keepSpans = true
 	var (
 		text      strings.Builder
 		inTitle   bool
@@ -142,8 +145,10 @@ func parseEvidence(lx *lexer, ev *Evidence, visit func(Ref)) {
 		switch tt {
 		case tokEOF:
 			ev.Text = strings.TrimSpace(text.String())
+			ev.dom = seen // the whole of HTML was lexed
 			return
 		case tokStartTag, tokSelfClosingTag:
+			seen.note(lx)
 			a := lx.tag
 			attrs := &lx.attrs // as evidenceAttrs (or refAttrs) lists
 			rawIn = 0

@@ -23,10 +23,15 @@ type lexer struct {
 	raw tagKind
 	// want names, per element, the attributes read from its start tags.
 	want *[tagCount]attrSet
+	// keepSpans keeps in spans every named attribute of a start tag, for
+	// the dom prefilter and tree.
+	keepSpans bool
 
 	// The current token.
-	tag        tagKind
-	attrs      tagAttrs
+	tag                tagKind
+	nameStart, nameEnd int // the tag's name in b
+	attrs              tagAttrs
+	spans              []attrSpan // with keepSpans, a start tag's named attributes
 	start, end int // text span
 	text       textKind
 }
@@ -374,10 +379,12 @@ func (l *lexer) tagAt(j int, start bool) tokKind {
 	for j++; j < n && b[j] != '/' && b[j] != '>' && !isTagSpace(b[j]); j++ {
 	}
 	l.tag = lookupTag(b[nameStart:j])
+	l.nameStart, l.nameEnd = nameStart, j
 	var want attrSet
 	if start {
 		want = l.want[l.tag]
 		l.attrs.seen = 0
+		l.spans = l.spans[:0]
 	}
 	attrsFrom := skipTagSpace(b, j)
 	j = attrsFrom
@@ -402,6 +409,9 @@ func (l *lexer) tagAt(j int, start bool) tokKind {
 			last = a
 			if want != 0 {
 				l.attrs.take(b, a, want)
+			}
+			if start && l.keepSpans {
+				l.spans = append(l.spans, a)
 			}
 		}
 		j = skipTagSpace(b, next)

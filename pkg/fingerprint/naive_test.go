@@ -2,7 +2,8 @@ package fingerprint
 
 // naiveAnalyze is the reference the engine must agree with and the
 // baseline it is measured against: every regex of the right kind runs on
-// every piece of evidence, with no prefilter. Resolution is shared.
+// every piece of evidence, and every dom selector on the page's tree, with
+// no prefilter. Resolution is shared.
 func naiveAnalyze(e *Engine, ev *Evidence) []Detection {
 	sc := e.pool.Get().(*scratch)
 	defer e.pool.Put(sc)
@@ -17,5 +18,6 @@ func naiveAnalyze(e *Engine, ev *Evidence) []Detection {
 			e.evalSearch(sc, int32(pid), text, 0)
 		}
 	})
+	e.matchDOM(sc, ev, false)
 	return e.resolve(sc)
 }

@@ -1,0 +1,217 @@
+package fingerprint
+
+import (
+	"bytes"
+	"strings"
+
+	"golang.org/x/net/html"
+)
+
+// domSeen is a Bloom filter of the names a page's start tags show: tag
+// names ('t'), attribute names ('@'), ids ('#') and classes ('.'), ASCII
+// case-insensitively. A false positive only builds a tree for nothing.
+type domSeen struct {
+	bits [domSeenWords]uint64
+}
+
+// 16,384 bits: a page with 2,000 distinct names gives a one-name selector
+// a false positive about one time in twenty.
+const domSeenWords = 256
+
+// tokenHash hashes kind and name (FNV-1a, ASCII lower-cased); name is a
+// string or a []byte.
+func tokenHash[S string | []byte](kind byte, name S) uint64 {
+	h := uint64(14695981039346656037)
+	h = (h ^ uint64(kind)) * 1099511628211
+	for i := 0; i < len(name); i++ {
+		h = (h ^ uint64(lowerASCII(name[i]))) * 1099511628211
+	}
+	return h
+}
+
+func (s *domSeen) set(h uint64) {
+	a, b := h&(domSeenWords*64-1), (h>>32)&(domSeenWords*64-1)
+	s.bits[a/64] |= 1 << (a % 64)
+	s.bits[b/64] |= 1 << (b % 64)
+}
+
+func (s *domSeen) has(h uint64) bool {
+	a, b := h&(domSeenWords*64-1), (h>>32)&(domSeenWords*64-1)
+	return s.bits[a/64]&(1<<(a%64)) != 0 && s.bits[b/64]&(1<<(b%64)) != 0
+}
+
+// note adds the current start tag of l: its name, its attributes' names,
+// its id and its classes.
+func (s *domSeen) note(l *lexer) {
+	b := l.b
+	s.set(tokenHash('t', b[l.nameStart:l.nameEnd]))
+	for _, a := range l.spans {
+		key := b[a.ks:a.ke]
+		s.set(tokenHash('@', key))
+		switch {
+		case keyIs(key, "id"):
+			s.set(tokenHash('#', attrBytes(b[a.vs:a.ve])))
+		case keyIs(key, "class"):
+			for _, c := range bytes.Fields(attrBytes(b[a.vs:a.ve])) {
+				s.set(tokenHash('.', c))
+			}
+		}
+	}
+}
+
+// attrBytes is a value as the tokenizer decodes it, copied only when it
+// has a character reference or a CR or NUL to convert.
+func attrBytes(v []byte) []byte {
+	if bytes.IndexByte(v, '&') < 0 && bytes.IndexByte(v, '\r') < 0 && bytes.IndexByte(v, 0) < 0 {
+		return v
+	}
+	return []byte(attrValue(v))
+}
+
+// summarize lexes page for its domSeen, for evidence ParseHTML did not
+// make.
+func summarize(page string, s *domSeen) {
+	lx := lexer{b: []byte(page), want: &noAttrs, keepSpans: true}
+	for tt := lx.next(); tt != tokEOF; tt = lx.next() {
+		if tt == tokStartTag || tt == tokSelfClosingTag {
+			s.note(&lx)
+		}
+	}
+}
+
+var noAttrs [tagCount]attrSet
+
+// Bounds of the tree a page builds: its depth (deeper elements become
+// children of the deepest kept one, so an ancestor walk is short), how far
+// up an end tag looks for its element, and the text kept per element for
+// a text check.
+const (
+	maxDOMDepth   = 128
+	maxEndTagLook = 32
+	maxDOMText    = 64 << 10
+)
+
+// domTree is a page's elements as x/net/html nodes, for cascadia. It is
+// built by the lexer, not by html.Parse: one pass with no tree-building
+// corrections beyond closing the elements HTML closes implicitly (li, p,
+// td...), which selectors of real products do not depend on, and with
+// its depth capped.
+type domTree struct {
+	doc   html.Node
+	elems []*html.Node // every element, in document order
+}
+
+// voidElements have no end tag and no content.
+var voidElements = map[string]bool{"area": true, "base": true, "br": true, "col": true, "embed": true,
+	"hr": true, "img": true, "input": true, "link": true, "meta": true, "param": true, "source": true,
+	"track": true, "wbr": true, "keygen": true}
+
+// closesSame: a start tag of these closes an open element of the same
+// group at the top of the stack, as the HTML parser's implied end tags do.
+var closesSame = map[string]string{"li": "li", "p": "p", "dt": "dd", "dd": "dd", "option": "option",
+	"tr": "tr", "td": "td", "th": "td"}
+
+func buildTree(page string) *domTree {
+	t := &domTree{doc: html.Node{Type: html.DocumentNode}}
+	lx := lexer{b: []byte(page), want: &noAttrs, keepSpans: true}
+	stack := []*html.Node{&t.doc}
+	names := map[string]string{} // interned lower-case names
+	intern := func(b []byte) string {
+		if s, ok := names[string(b)]; ok {
+			return s
+		}
+		s := strings.ToLower(string(b))
+		names[string(b)] = s
+		return s
+	}
+	var chunk []html.Node
+	node := func() *html.Node {
+		if len(chunk) == 0 {
+			chunk = make([]html.Node, 256)
+		}
+		n := &chunk[0]
+		chunk = chunk[1:]
+		return n
+	}
+	var text []string // the text since the last tag: one node, however many tokens
+	flush := func() {
+		if len(text) == 0 {
+			return
+		}
+		n := node()
+		n.Type, n.Data = html.TextNode, strings.Join(text, "")
+		stack[len(stack)-1].AppendChild(n)
+		text = text[:0]
+	}
+	for tt := lx.next(); tt != tokEOF; tt = lx.next() {
+		switch tt {
+		case tokText:
+			s := page[lx.start:lx.end]
+			if lx.text != textRaw && strings.IndexByte(s, '&') >= 0 || strings.IndexByte(s, '\r') >= 0 || strings.IndexByte(s, 0) >= 0 {
+				s = string(lx.textBytes())
+			}
+			text = append(text, s)
+		case tokStartTag, tokSelfClosingTag:
+			flush()
+			n := node()
+			n.Type, n.Data = html.ElementNode, intern(lx.b[lx.nameStart:lx.nameEnd])
+			n.Attr = make([]html.Attribute, 0, len(lx.spans))
+			for _, a := range lx.spans {
+				key := intern(lx.b[a.ks:a.ke])
+				if !hasKey(n.Attr, key) {
+					n.Attr = append(n.Attr, html.Attribute{Key: key, Val: attrString(page, a)})
+				}
+			}
+			if top := stack[len(stack)-1]; len(stack) > 1 && closesSame[top.Data] != "" && closesSame[top.Data] == closesSame[n.Data] {
+				stack = stack[:len(stack)-1]
+			}
+			stack[len(stack)-1].AppendChild(n)
+			t.elems = append(t.elems, n)
+			if tt == tokStartTag && !voidElements[n.Data] && len(stack) <= maxDOMDepth {
+				stack = append(stack, n)
+			}
+		case tokEndTag:
+			flush()
+			name := intern(lx.b[lx.nameStart:lx.nameEnd])
+			for i := len(stack) - 1; i > 0 && i >= len(stack)-maxEndTagLook; i-- {
+				if stack[i].Data == name {
+					stack = stack[:i]
+					break
+				}
+			}
+		}
+	}
+	flush()
+	return t
+}
+
+func hasKey(attrs []html.Attribute, key string) bool {
+	for _, a := range attrs {
+		if a.Key == key {
+			return true
+		}
+	}
+	return false
+}
+
+// attrString is an attribute's value, a substring of page unless it needs
+// decoding.
+func attrString(page string, a attrSpan) string {
+	v := page[a.vs:a.ve]
+	if strings.IndexByte(v, '&') < 0 && strings.IndexByte(v, '\r') < 0 && strings.IndexByte(v, 0) < 0 {
+		return v
+	}
+	return attrValue([]byte(v))
+}
+
+// textContent is n's text and its descendants', as the DOM's textContent,
+// up to maxDOMText bytes.
+func textContent(n *html.Node, buf []byte) []byte {
+	if n.Type == html.TextNode {
+		return append(buf, n.Data[:min(len(n.Data), maxDOMText-len(buf))]...)
+	}
+	for c := n.FirstChild; c != nil && len(buf) < maxDOMText; c = c.NextSibling {
+		buf = textContent(c, buf)
+	}
+	return buf
+}
