@@ -39,13 +39,13 @@ var kindNames = [numKinds]string{"url", "html", "text", "css", "scriptSrc", "scr
 
 // pattern is one compiled Wappalyzer pattern string.
 type pattern struct {
-	kind    kind
-	key     string // header, cookie, meta or dom attribute name (lower-case); DNS type (upper-case)
+	kind kind
+	key  string // header, cookie, meta or dom attribute name (lower-case); DNS type (upper-case)
 	// dom and domCheck say, for a dom pattern, which elements it looks at
 	// and what of them its regex reads.
 	dom      *domSelector
 	domCheck domCheck
-	written string // the regex as written, without attributes
+	written  string // the regex as written, without attributes
 	// source is the RE2 regex the prefilter analyses and the engine runs:
 	// written itself, or for a pattern RE2 refuses, the same without its
 	// look-arounds ("" when RE2 cannot parse even that).

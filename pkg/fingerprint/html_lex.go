@@ -32,8 +32,8 @@ type lexer struct {
 	nameStart, nameEnd int // the tag's name in b
 	attrs              tagAttrs
 	spans              []attrSpan // with keepSpans, a start tag's named attributes
-	start, end int // text span
-	text       textKind
+	start, end         int        // text span
+	text               textKind
 }
 
 type tokKind uint8
