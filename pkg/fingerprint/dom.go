@@ -161,13 +161,13 @@ func selectorNeeds(sel string) ([]uint64, error) {
 		case c == '#' || c == '.':
 			name, j := selectorIdent(sel, i+1)
 			if name != "" {
-				need = append(need, tokenHash(c, name))
+				need = append(need, tokenHash(c, []byte(name)))
 			}
 			compound, i = true, j
 		case c == '[':
 			name, _ := selectorIdent(sel, skipSpaceString(sel, i+1))
 			if name != "" {
-				need = append(need, tokenHash('@', name))
+				need = append(need, tokenHash('@', []byte(name)))
 			}
 			end := closing(sel, i)
 			if end < 0 {
@@ -200,7 +200,7 @@ func selectorNeeds(sel string) ([]uint64, error) {
 				continue
 			}
 			if !compound {
-				need = append(need, tokenHash('t', name))
+				need = append(need, tokenHash('t', []byte(name)))
 			}
 			compound, i = true, j
 		}
