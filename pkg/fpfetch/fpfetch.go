@@ -278,8 +278,11 @@ func unpack(archive, dir string, lim Limits) error {
 			return fmt.Errorf("reading the archive: %w", err)
 		}
 		rel, err := place(h.Name)
-		if err != nil || rel == "" {
+		if err != nil {
 			return err
+		}
+		if rel == "" {
+			continue
 		}
 		if h.Typeflag != tar.TypeReg {
 			return fmt.Errorf("%s: not a regular file (links are refused)", h.Name)
