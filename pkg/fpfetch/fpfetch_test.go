@@ -2,8 +2,6 @@ package fpfetch
 
 import (
 	"archive/tar"
-	"bytes"
-	"compress/gzip"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -20,15 +18,10 @@ import (
 	"time"
 
 	"github.com/surveyor/surveyor/pkg/fingerprint"
+	"github.com/surveyor/surveyor/pkg/fpfetch/fpfetchtest"
 )
 
-// entry is one member of a test archive; a typeflag of 0 makes a regular
-// file holding body.
-type entry struct {
-	name, body string
-	typeflag   byte
-	link       string
-}
+type entry = fpfetchtest.Entry
 
 const (
 	categories = `{"1": {"name": "CMS", "priority": 1}}`
@@ -42,50 +35,20 @@ const (
 func community(extra ...entry) []entry {
 	top := "webappanalyzer-rev1/"
 	return append([]entry{
-		{name: "pax_global_header", typeflag: tar.TypeXGlobalHeader},
-		{name: top, typeflag: tar.TypeDir},
-		{name: top + "README.md", body: "# webappanalyzer"},
-		{name: top + "src/", typeflag: tar.TypeDir},
-		{name: top + "src/categories.json", body: categories},
-		{name: top + "src/groups.json", body: `{"1": {"name": "Content"}}`},
-		{name: top + "src/technologies/", typeflag: tar.TypeDir},
-		{name: top + "src/technologies/a.json", body: acme},
-		{name: top + "src/technologies/b.json", body: beta},
-		{name: top + "src/images/icons/Acme.svg", body: "<svg/>"},
+		{Name: "pax_global_header", Typeflag: tar.TypeXGlobalHeader},
+		{Name: top, Typeflag: tar.TypeDir},
+		{Name: top + "README.md", Body: "# webappanalyzer"},
+		{Name: top + "src/", Typeflag: tar.TypeDir},
+		{Name: top + "src/categories.json", Body: categories},
+		{Name: top + "src/groups.json", Body: `{"1": {"name": "Content"}}`},
+		{Name: top + "src/technologies/", Typeflag: tar.TypeDir},
+		{Name: top + "src/technologies/a.json", Body: acme},
+		{Name: top + "src/technologies/b.json", Body: beta},
+		{Name: top + "src/images/icons/Acme.svg", Body: "<svg/>"},
 	}, extra...)
 }
 
-func build(t *testing.T, entries []entry) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	gz := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(gz)
-	for _, e := range entries {
-		h := &tar.Header{Name: e.name, Mode: 0o644, Typeflag: e.typeflag, Linkname: e.link}
-		switch e.typeflag {
-		case 0:
-			h.Typeflag = tar.TypeReg
-			h.Size = int64(len(e.body))
-		case tar.TypeXGlobalHeader:
-			h = &tar.Header{Typeflag: e.typeflag, PAXRecords: map[string]string{"comment": "rev1"}}
-		}
-		if err := tw.WriteHeader(h); err != nil {
-			t.Fatal(err)
-		}
-		if h.Typeflag == tar.TypeReg {
-			if _, err := tw.Write([]byte(e.body)); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := gz.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
+func build(t *testing.T, entries []entry) []byte { return fpfetchtest.TarGz(t, entries...) }
 
 // serve answers GET /archive/<rev>.tar.gz with body, 404 elsewhere.
 func serve(t *testing.T, rev string, body []byte) *httptest.Server {
@@ -210,7 +173,7 @@ func TestFetchRefuses(t *testing.T) {
 	zeros := strings.Repeat("\x00", 4<<20)
 	many := community()
 	for _, c := range "cdefghijkl" {
-		many = append(many, entry{name: top + "technologies/" + string(c) + ".json", body: "{}"})
+		many = append(many, entry{Name: top + "technologies/" + string(c) + ".json", Body: "{}"})
 	}
 	big := make([]byte, 100<<10)
 	rand.Read(big)
@@ -225,30 +188,30 @@ func TestFetchRefuses(t *testing.T) {
 		{"404", nil, "", "404 Not Found"},
 		{"not gzip", []byte("<html>rate limited</html>"), "", "not a .tar.gz"},
 		{"download over the limit", big, "", "over the limit of 65536 bytes"},
-		{"bomb in a database file", build(t, community(entry{name: top + "technologies/z.json", body: zeros})), "",
+		{"bomb in a database file", build(t, community(entry{Name: top + "technologies/z.json", Body: zeros})), "",
 			"over the limit of 16384 per file"},
-		{"bomb in a skipped file", build(t, community(entry{name: top + "images/huge.bin", body: zeros})), "",
+		{"bomb in a skipped file", build(t, community(entry{Name: top + "images/huge.bin", Body: zeros})), "",
 			"compression bomb"},
 		{"total over the limit", build(t, community(
-			entry{name: top + "technologies/x.json", body: strings.Repeat(" ", 15<<10)},
-			entry{name: top + "technologies/y.json", body: strings.Repeat(" ", 15<<10)},
-			entry{name: top + "technologies/z.json", body: strings.Repeat(" ", 15<<10)})), "",
+			entry{Name: top + "technologies/x.json", Body: strings.Repeat(" ", 15<<10)},
+			entry{Name: top + "technologies/y.json", Body: strings.Repeat(" ", 15<<10)},
+			entry{Name: top + "technologies/z.json", Body: strings.Repeat(" ", 15<<10)})), "",
 			"over the limit of 32768 bytes in all"},
 		{"too many files", build(t, many), "", "over 10 database files"},
-		{"traversal", build(t, community(entry{name: "webappanalyzer-rev1/../x", body: "x"})), "", "leaves the archive"},
-		{"traversal into the database", build(t, community(entry{name: top + "technologies/../../../../x.json", body: "{}"})), "",
+		{"traversal", build(t, community(entry{Name: "webappanalyzer-rev1/../x", Body: "x"})), "", "leaves the archive"},
+		{"traversal into the database", build(t, community(entry{Name: top + "technologies/../../../../x.json", Body: "{}"})), "",
 			"leaves the archive"},
-		{"absolute path", build(t, community(entry{name: "/etc/x.json", body: "{}"})), "", "absolute path"},
-		{"symlink", build(t, community(entry{name: top + "technologies/z.json", typeflag: tar.TypeSymlink, link: "/etc/passwd"})), "",
+		{"absolute path", build(t, community(entry{Name: "/etc/x.json", Body: "{}"})), "", "absolute path"},
+		{"symlink", build(t, community(entry{Name: top + "technologies/z.json", Typeflag: tar.TypeSymlink, Link: "/etc/passwd"})), "",
 			"links are refused"},
-		{"hard link", build(t, community(entry{name: top + "technologies/z.json", typeflag: tar.TypeLink, link: top + "technologies/a.json"})), "",
+		{"hard link", build(t, community(entry{Name: top + "technologies/z.json", Typeflag: tar.TypeLink, Link: top + "technologies/a.json"})), "",
 			"links are refused"},
-		{"twice", build(t, community(entry{name: top + "technologies/a.json", body: acme})), "", "appears twice"},
-		{"no technologies", build(t, []entry{{name: top + "categories.json", body: categories}}), "", "no src/technologies"},
-		{"no categories", build(t, []entry{{name: top + "technologies/a.json", body: acme}}), "", "no src/categories.json"},
-		{"empty technologies", build(t, []entry{{name: top + "categories.json", body: categories},
-			{name: top + "technologies/a.json", body: "{}"}}), "", "defines no technology"},
-		{"invalid JSON", build(t, community(entry{name: top + "technologies/z.json", body: `{"Zed": {"cats": [1],`})), "",
+		{"twice", build(t, community(entry{Name: top + "technologies/a.json", Body: acme})), "", "appears twice"},
+		{"no technologies", build(t, []entry{{Name: top + "categories.json", Body: categories}}), "", "no src/technologies"},
+		{"no categories", build(t, []entry{{Name: top + "technologies/a.json", Body: acme}}), "", "no src/categories.json"},
+		{"empty technologies", build(t, []entry{{Name: top + "categories.json", Body: categories},
+			{Name: top + "technologies/a.json", Body: "{}"}}), "", "defines no technology"},
+		{"invalid JSON", build(t, community(entry{Name: top + "technologies/z.json", Body: `{"Zed": {"cats": [1],`})), "",
 			"does not load: technologies/z.json"},
 	}
 	for _, c := range cases {
