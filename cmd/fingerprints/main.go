@@ -33,7 +33,7 @@ func main() {
 // run fetches with the settings of lookup and args, and says what it
 // installed on out.
 func run(ctx context.Context, args []string, lookup config.Lookup, out, errOut io.Writer) error {
-	o := fpfetch.Options{Limits: fpfetch.DefaultLimits}
+	var o fpfetch.Options
 	cfg := config.RegisterFunc(func(s *config.Set) {
 		service.FingerprintsDirVar(s, &o.Dir)
 		o.Register(s)

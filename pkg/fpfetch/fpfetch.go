@@ -73,7 +73,7 @@ type Options struct {
 	Revision string        // commit, tag or branch
 	SHA256   string        // expected SHA-256 of the archive, hex; "" checks none
 	Timeout  time.Duration // the whole download
-	Limits   Limits
+	Limits   Limits        // zero: DefaultLimits
 }
 
 // Register declares the variables of a fetch (FINGERPRINTS_DIR is the
@@ -95,6 +95,9 @@ type Result struct {
 // Fetch downloads the archive, checks it, unpacks the database beside
 // o.Dir, loads it, and only then puts it in o.Dir's place.
 func Fetch(ctx context.Context, o Options) (Result, error) {
+	if o.Limits == (Limits{}) {
+		o.Limits = DefaultLimits
+	}
 	if o.Dir == "" {
 		return Result{}, errors.New("no directory to install into (set FINGERPRINTS_DIR)")
 	}
