@@ -317,3 +317,40 @@ func noLeftovers(t *testing.T, dir string) {
 		}
 	}
 }
+
+// The fingerprint package's fixture of the community database's quirks
+// (names differing only in case, look-around, fields without patterns)
+// installs: the fetch takes the database as the loader does.
+func TestFetchCommunityFixture(t *testing.T) {
+	const fixture = "../fingerprint/testdata/community"
+	files, err := filepath.Glob(fixture + "/technologies/*.json")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("fixture: %v %v", files, err)
+	}
+	files = append(files, fixture+"/categories.json")
+	entries := []entry{{Name: "pax_global_header", Typeflag: tar.TypeXGlobalHeader}}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(fixture, f)
+		entries = append(entries, entry{Name: "webappanalyzer-rev1/src/" + filepath.ToSlash(rel), Body: string(b)})
+	}
+	srv := serve(t, "rev1", build(t, entries))
+	o := setup(t, srv)
+	res, err := Fetch(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged := false
+	for _, p := range res.Report.Problems {
+		merged = merged || (p.Field == "name" && strings.EqualFold(p.Technology, p.Pattern))
+	}
+	if res.Report.Technologies < 5 || !merged {
+		t.Errorf("report %+v: want the fixture's technologies, names differing in case merged", res.Report)
+	}
+	if got := tree(t, o.Dir); len(got) != len(files) {
+		t.Errorf("installed %d files, want %d", len(got), len(files))
+	}
+}
