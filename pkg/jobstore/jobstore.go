@@ -70,7 +70,7 @@ func (s *Store) Final(ctx context.Context, k job.Kind, id string) (*job.Job, err
 	if err != nil {
 		return nil, err
 	}
-	msg, err := stream.GetLastMsgForSubject(ctx, job.ResultSubject(k, id))
+	msg, err := stream.GetLastMsgForSubject(ctx, bus.ResultSubject(k, id))
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return nil, ErrNotFound
 	}
@@ -93,7 +93,7 @@ func (s *Store) Put(ctx context.Context, j *job.Job) error {
 // records the final status. The result is stored before the status says
 // so, and both before the worker acknowledges the job.
 func (s *Store) Finish(ctx context.Context, j *job.Job) error {
-	m := nats.NewMsg(job.ResultSubject(j.Kind, j.ID))
+	m := nats.NewMsg(bus.ResultSubject(j.Kind, j.ID))
 	m.Data = j.AppendJSON(nil)
 	if _, err := s.js.PublishMsg(ctx, m, jetstream.WithMsgID(j.ID+"."+string(j.Status))); err != nil {
 		return fmt.Errorf("publish result: %w", err)

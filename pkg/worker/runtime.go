@@ -122,7 +122,7 @@ func (r *Runtime) Run(ctx context.Context) error {
 	cons, err := r.js.CreateOrUpdateConsumer(ctx, bus.JobsStream, jetstream.ConsumerConfig{
 		Durable:       bus.ConsumerName(k),
 		Description:   "shared by every " + string(k) + " worker",
-		FilterSubject: job.JobSubject(k),
+		FilterSubject: bus.JobSubject(k),
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		DeliverPolicy: jetstream.DeliverAllPolicy,
 		AckWait:       r.cfg.AckWait,
@@ -177,7 +177,7 @@ func (r *Runtime) announce(ctx context.Context, cons jetstream.Consumer) {
 	t := time.NewTicker(2 * time.Second)
 	defer t.Stop()
 	for {
-		nc.Publish(bus.WorkersSubject+"."+string(r.cfg.Kind), beat)
+		nc.Publish(bus.WorkersSubject(r.cfg.Kind), beat)
 		ictx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		if info, err := cons.Info(ictx); err == nil {
 			r.mu.Lock()
@@ -308,9 +308,9 @@ func (r *Runtime) fail(ctx context.Context, msg jetstream.Msg, j *job.Job, cause
 	now := time.Now().UTC()
 	j.Status, j.Finished, j.Error, j.Result, j.Progress = job.Failed, &now, cause.Error(), nil, nil
 	data := j.AppendJSON(nil)
-	dl := nats.NewMsg(job.DeadLetterSubject(j.Kind))
+	dl := nats.NewMsg(bus.DeadLetterSubject(j.Kind))
 	dl.Data = data
-	dl.Header.Set("Surveyor-Job-Id", j.ID)
+	dl.Header.Set(bus.JobIDHeader, j.ID)
 	if _, err := r.js.PublishMsg(ctx, dl, jetstream.WithMsgID("dead."+j.ID)); err != nil {
 		log.Error("cannot dead-letter: will retry", "err", err)
 		msg.NakWithDelay(r.cfg.Backoff(1))
@@ -328,23 +328,16 @@ func (r *Runtime) fail(ctx context.Context, msg jetstream.Msg, j *job.Job, cause
 	log.Warn("job failed", "err", cause)
 }
 
-// EventsSubject prefixes the subjects on which workers announce every status
-// change of a job (core NATS, not persisted): EventSubject(kind). Ingest
-// follows them to keep its de-duplication index and processing-time
-// estimates current without decoding every status write.
-const EventsSubject = "surveyor.events"
-
-// EventSubject is the events subject of one kind.
-func EventSubject(k job.Kind) string { return EventsSubject + "." + string(k) }
-
-// event announces the job's new status. The message is its status document
-// (no result, no progress): ingest needs the request key, the status and
-// the start and finish times. A lost event only makes a repeat start a new
-// job or see an older status; the status bucket stays the truth.
+// event announces the job's new status on bus.EventSubject, which ingest
+// follows to keep its de-duplication index and processing-time estimates
+// current without reading every status write. The message is its status
+// document (no result, no progress): ingest needs the request key, the
+// status and the start and finish times. A lost event only makes a repeat
+// start a new job or see an older status; the status bucket stays the truth.
 func (r *Runtime) event(j *job.Job) {
 	c := *j
 	c.Result, c.Progress = nil, nil
-	if err := r.js.Conn().Publish(EventSubject(j.Kind), c.AppendJSON(nil)); err != nil {
+	if err := r.js.Conn().Publish(bus.EventSubject(j.Kind), c.AppendJSON(nil)); err != nil {
 		r.cfg.Log.Debug("cannot announce status", "job_id", j.ID, "err", err)
 	}
 }

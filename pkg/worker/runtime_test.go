@@ -46,7 +46,7 @@ func (h *harness) submit(k job.Kind, target string) string {
 	if err := h.store.Put(context.Background(), j); err != nil {
 		h.t.Fatal(err)
 	}
-	if _, err := h.env.JS.Publish(context.Background(), job.JobSubject(k), data, jetstream.WithMsgID(j.ID)); err != nil {
+	if _, err := h.env.JS.Publish(context.Background(), bus.JobSubject(k), data, jetstream.WithMsgID(j.ID)); err != nil {
 		h.t.Fatal(err)
 	}
 	return j.ID
@@ -155,7 +155,7 @@ func TestPanicsEndInDeadLetterAndWorkerLivesOn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	msg, err := stream.GetLastMsgForSubject(context.Background(), job.DeadLetterSubject(job.Sitemap))
+	msg, err := stream.GetLastMsgForSubject(context.Background(), bus.DeadLetterSubject(job.Sitemap))
 	if err != nil {
 		t.Fatalf("no dead letter: %v", err)
 	}
@@ -189,7 +189,7 @@ func TestRedeliveryOfFinishedJobIsOnlyAcked(t *testing.T) {
 	// A worker took the job, stored its result and died before acking: the
 	// status says completed and the job is delivered again.
 	cons, err := h.env.JS.CreateOrUpdateConsumer(context.Background(), bus.JobsStream, jetstream.ConsumerConfig{
-		Durable: bus.ConsumerName(job.Scan), FilterSubject: job.JobSubject(job.Scan),
+		Durable: bus.ConsumerName(job.Scan), FilterSubject: bus.JobSubject(job.Scan),
 		AckPolicy: jetstream.AckExplicitPolicy, AckWait: 300 * time.Millisecond, MaxDeliver: -1,
 	})
 	if err != nil {

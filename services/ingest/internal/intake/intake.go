@@ -5,7 +5,6 @@
 package intake
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -20,7 +19,6 @@ import (
 	"github.com/surveyor/surveyor/pkg/job"
 	"github.com/surveyor/surveyor/pkg/jobstore"
 	"github.com/surveyor/surveyor/pkg/obs"
-	"github.com/surveyor/surveyor/pkg/worker"
 	"github.com/surveyor/surveyor/services/ingest/internal/validate"
 )
 
@@ -105,7 +103,7 @@ func (in *Intake) Submit(ctx context.Context, reqs []validate.Request) ([]Outcom
 	byKey := make(map[string]int, len(reqs)) // first request of each key
 	var fresh []*job.Job
 	var freshKeys []string
-	var pending []newJob
+	var pending []bus.Msg
 	var dedupAhead int64
 	for i, r := range reqs {
 		key := r.Key()
@@ -128,7 +126,8 @@ func (in *Intake) Submit(ctx context.Context, reqs []validate.Request) ([]Outcom
 			Options: r.Options, MaxPages: r.MaxPages, Force: r.Force, Created: now}
 		// A new job has no result: its JOBS message is also what GET
 		// shows while it waits.
-		pending = append(pending, newJob{id: j.ID, kind: j.Kind, data: j.AppendJSON(make([]byte, 0, 160+len(j.URL)+len(j.Email)))})
+		pending = append(pending, bus.Msg{Subject: bus.JobSubject(j.Kind), ID: j.ID,
+			Data: j.AppendJSON(make([]byte, 0, 160+len(j.URL)+len(j.Email)))})
 		fresh, freshKeys = append(fresh, j), append(freshKeys, key)
 		out[i] = Outcome{ID: j.ID, Status: job.Queued}
 	}
@@ -139,7 +138,7 @@ func (in *Intake) Submit(ctx context.Context, reqs []validate.Request) ([]Outcom
 	}
 	for i, j := range fresh {
 		in.index.put(freshKeys[i], entry{id: j.ID, status: job.Queued, created: j.Created})
-		in.queued.add(j.ID, queuedJob{kind: j.Kind, doc: pending[i].data, created: j.Created})
+		in.queued.add(j.ID, queuedJob{kind: j.Kind, doc: pending[i].Data, created: j.Created})
 		acceptedTotal.With(string(j.Kind)).Inc()
 	}
 	kind := reqs[0].Kind
@@ -194,18 +193,18 @@ func (in *Intake) Get(ctx context.Context, k job.Kind, id string) (*job.Job, err
 // status bucket and the jobs waiting in JOBS.
 func (in *Intake) Run(ctx context.Context) {
 	nc := in.js.Conn()
-	sub, err := nc.Subscribe(bus.WorkersSubject+".*", func(m *nats.Msg) { in.est.worker(m.Data, time.Now()) })
+	sub, err := nc.Subscribe(bus.AllWorkersSubject, func(m *nats.Msg) { in.est.worker(m.Data, time.Now()) })
 	if err == nil {
 		defer sub.Unsubscribe()
 	}
 	// Subscribe before seeding: an event is never older than what the
 	// bucket or JOBS shows, and seeding does not overwrite what an event
 	// recorded.
-	events, err := nc.Subscribe(worker.EventsSubject+".*", func(m *nats.Msg) { in.statusEvent(m.Data) })
+	events, err := nc.Subscribe(bus.AllEventsSubject, func(m *nats.Msg) { in.statusEvent(m.Data) })
 	if err == nil {
 		defer events.Unsubscribe()
 	}
-	accepted, err := nc.Subscribe(AcceptedSubject, in.acceptedElsewhere)
+	accepted, err := nc.Subscribe(bus.AcceptedSubject, in.acceptedElsewhere)
 	if err == nil {
 		defer accepted.Unsubscribe()
 	}
@@ -245,12 +244,12 @@ func (in *Intake) refreshDepth(ctx context.Context) {
 	if err != nil {
 		return
 	}
-	info, err := s.Info(ctx, jetstream.WithSubjectFilter("jobs.>"))
+	info, err := s.Info(ctx, jetstream.WithSubjectFilter(bus.AllJobsSubject))
 	if err != nil {
 		return
 	}
 	for _, k := range job.Kinds {
-		in.est.setDepth(k, int64(info.State.Subjects[job.JobSubject(k)]))
+		in.est.setDepth(k, int64(info.State.Subjects[bus.JobSubject(k)]))
 	}
 }
 
@@ -272,12 +271,12 @@ func (in *Intake) statusEvent(data []byte) {
 
 // acceptedElsewhere learns the jobs another ingest replica stored.
 func (in *Intake) acceptedElsewhere(m *nats.Msg) {
-	if m.Header.Get(AnnouncerHeader) == in.replica {
+	replica, docs := bus.Accepted(m)
+	if replica == in.replica {
 		return // ours: already known
 	}
-	for doc := range bytes.SplitSeq(m.Data, []byte{'\n'}) {
-		// A copy: a slice would keep the whole message alive.
-		in.waiting(bytes.Clone(doc), in.index.put)
+	for doc := range docs {
+		in.waiting(doc, in.index.put)
 	}
 }
 
@@ -339,16 +338,8 @@ func (in *Intake) seedFromStatus(ctx context.Context) (int, error) {
 // de-duplication: jobs accepted before this process started, here or by
 // another replica.
 func (in *Intake) seedFromJobs(ctx context.Context) (int, error) {
-	s, err := in.js.Stream(ctx, bus.JobsStream)
-	if err != nil {
-		return 0, err
-	}
-	st := s.CachedInfo().State
-	if st.Msgs == 0 {
-		return 0, nil
-	}
 	n := 0
-	err = scanJobs(ctx, in.js.Conn(), st.FirstSeq, st.LastSeq, in.timeout, func(m *nats.Msg) {
+	err := bus.ScanStream(ctx, in.js, bus.JobsStream, in.timeout, func(m *nats.Msg) {
 		if in.waiting(m.Data, in.index.seed) {
 			n++
 		}
