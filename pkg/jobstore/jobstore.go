@@ -1,8 +1,9 @@
 // Package jobstore keeps where each job is once a worker has taken it: its
 // current document in the JOB_STATUS bucket (small: no result) and its
 // final document, result included, once in the RESULTS stream. Workers
-// write it; ingest reads it. A job still waiting in JOBS has neither: ingest
-// answers for it from memory.
+// write it and announce every status change on the job's event subject;
+// ingest reads it. A job still waiting in JOBS has neither: ingest answers
+// for it from memory.
 package jobstore
 
 import (
@@ -20,10 +21,12 @@ import (
 // ErrNotFound means no job has that id (or it expired).
 var ErrNotFound = errors.New("job not found")
 
-// Store reads and writes job documents.
+// Store reads and writes job documents. Each read is one request to the
+// server: the handles on the bucket and on RESULTS are looked up once.
 type Store struct {
-	js jetstream.JetStream
-	kv jetstream.KeyValue
+	js      jetstream.JetStream
+	kv      jetstream.KeyValue
+	results jetstream.Stream
 }
 
 // Open binds to the bucket and stream that bus.Setup declared.
@@ -32,13 +35,18 @@ func Open(ctx context.Context, js jetstream.JetStream) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("status bucket: %w", err)
 	}
-	return &Store{js: js, kv: kv}, nil
+	results, err := js.Stream(ctx, bus.ResultsStream)
+	if err != nil {
+		return nil, fmt.Errorf("results stream: %w", err)
+	}
+	return &Store{js: js, kv: kv, results: results}, nil
 }
 
 // KV is the status bucket, for watchers.
 func (s *Store) KV() jetstream.KeyValue { return s.kv }
 
-// Status returns the job's current document, without its result.
+// Status returns the job's current document, without its result: one
+// direct get on the bucket.
 func (s *Store) Status(ctx context.Context, id string) (*job.Job, error) {
 	e, err := s.kv.Get(ctx, id)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
@@ -50,8 +58,9 @@ func (s *Store) Status(ctx context.Context, id string) (*job.Job, error) {
 	return decode(e.Value())
 }
 
-// Get returns the job as GET shows it: the final document with its result
-// once the job has ended, the current status document before.
+// Get returns the job as GET shows it, for a caller that knows nothing of
+// it: the final document with its result once the job has ended (two
+// requests), the current status document before (one).
 func (s *Store) Get(ctx context.Context, id string) (*job.Job, error) {
 	j, err := s.Status(ctx, id)
 	if err != nil || !j.Status.Finished() {
@@ -64,13 +73,10 @@ func (s *Store) Get(ctx context.Context, id string) (*job.Job, error) {
 	return final, err
 }
 
-// Final returns the document published to RESULTS when the job ended.
+// Final returns the document published to RESULTS when the job ended: one
+// direct get of results.<kind>.<id>.
 func (s *Store) Final(ctx context.Context, k job.Kind, id string) (*job.Job, error) {
-	stream, err := s.js.Stream(ctx, bus.ResultsStream)
-	if err != nil {
-		return nil, err
-	}
-	msg, err := stream.GetLastMsgForSubject(ctx, bus.ResultSubject(k, id))
+	msg, err := s.results.GetLastMsgForSubject(ctx, bus.ResultSubject(k, id))
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return nil, ErrNotFound
 	}
@@ -80,25 +86,69 @@ func (s *Store) Final(ctx context.Context, k job.Kind, id string) (*job.Job, err
 	return decode(msg.Data)
 }
 
-// Put stores the job's current document. The result is left out: it is
-// stored once, in RESULTS, by Finish.
+// Put stores the job's current document, as a running job's progress does.
+// The result is left out: it is stored once, in RESULTS, by Finish.
 func (s *Store) Put(ctx context.Context, j *job.Job) error {
-	c := *j
-	c.Result = nil
-	_, err := s.kv.Put(ctx, j.ID, c.AppendJSON(nil))
+	_, err := s.kv.Put(ctx, j.ID, statusDoc(j))
 	return err
 }
 
-// Finish publishes the final document to results.<kind>.<id> and then
-// records the final status. The result is stored before the status says
-// so, and both before the worker acknowledges the job.
+// Record stores the job's new status, as Put does, then announces it on the
+// job's event subject, both with one encoding of the document.
+func (s *Store) Record(ctx context.Context, j *job.Job) error {
+	doc := statusDoc(j)
+	if _, err := s.kv.Put(ctx, j.ID, doc); err != nil {
+		return err
+	}
+	s.announce(j.Kind, doc)
+	return nil
+}
+
+// Finish publishes the final document to results.<kind>.<id>, then records
+// the final status. The result is stored before the status says so, and
+// both before the worker acknowledges the job. The document is encoded
+// once: the final document is the status document with the result added.
 func (s *Store) Finish(ctx context.Context, j *job.Job) error {
+	doc := statusDoc(j)
 	m := nats.NewMsg(bus.ResultSubject(j.Kind, j.ID))
-	m.Data = j.AppendJSON(nil)
+	m.Data = withResult(doc, j)
 	if _, err := s.js.PublishMsg(ctx, m, jetstream.WithMsgID(j.ID+"."+string(j.Status))); err != nil {
 		return fmt.Errorf("publish result: %w", err)
 	}
-	return s.Put(ctx, j)
+	if _, err := s.kv.Put(ctx, j.ID, doc); err != nil {
+		return err
+	}
+	s.announce(j.Kind, doc)
+	return nil
+}
+
+// announce publishes a status document on the kind's event subject, which
+// ingest follows to keep its de-duplication index, its record of where
+// each job is and its estimates current. A lost event only makes a repeat
+// start a new job or GET see an older status; the bucket stays the truth.
+func (s *Store) announce(k job.Kind, doc []byte) {
+	s.js.Conn().Publish(bus.EventSubject(k), doc)
+}
+
+// statusDoc encodes the job without its result.
+func statusDoc(j *job.Job) []byte {
+	c := *j
+	c.Result = nil
+	return c.AppendJSON(make([]byte, 0, 384))
+}
+
+// withResult returns the final document of j from its status document:
+// the result is the document's last field, so it goes before the closing
+// brace. The status document is left as it was.
+func withResult(doc []byte, j *job.Job) []byte {
+	if len(j.Result) == 0 {
+		return doc
+	}
+	b := make([]byte, 0, len(doc)+len(j.Result)+len(`,"result":`))
+	b = append(b, doc[:len(doc)-1]...)
+	b = append(b, `,"result":`...)
+	b = append(b, j.Result...)
+	return append(b, '}')
 }
 
 func decode(b []byte) (*job.Job, error) {

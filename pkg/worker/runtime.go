@@ -226,12 +226,11 @@ func (r *Runtime) process(ctx context.Context, msg jetstream.Msg) {
 	now := time.Now().UTC()
 	j.Status, j.Started, j.Attempts = job.Running, &now, int(meta.NumDelivered)
 	j.Error, j.Result, j.Finished = "", nil, nil
-	if err := r.store.Put(ctx, &j); err != nil {
+	if err := r.store.Record(ctx, &j); err != nil {
 		log.Warn("cannot record running status", "err", err)
 		msg.NakWithDelay(r.cfg.Backoff(1))
 		return
 	}
-	r.event(&j)
 
 	prog := &progress{store: r.store, job: j, log: log}
 	start := time.Now()
@@ -246,8 +245,7 @@ func (r *Runtime) process(ctx context.Context, msg jetstream.Msg) {
 		// Shutting down: hand the job back without counting it a failure.
 		log.Info("returning job to the queue at shutdown")
 		j.Status, j.Started = job.Queued, nil
-		r.store.Put(context.Background(), &j)
-		r.event(&j)
+		r.store.Record(context.Background(), &j)
 		msg.NakWithDelay(time.Second)
 	case IsPermanent(herr) || int(meta.NumDelivered) >= r.cfg.MaxDeliver:
 		jobSeconds.With(string(j.Kind), "failed").Observe(elapsed.Seconds())
@@ -258,8 +256,7 @@ func (r *Runtime) process(ctx context.Context, msg jetstream.Msg) {
 		delay := r.cfg.Backoff(int(meta.NumDelivered))
 		log.Warn("attempt failed: will retry", "err", herr, "delay", delay.String())
 		j.Status, j.Started, j.Error = job.Queued, nil, ""
-		r.store.Put(ctx, &j)
-		r.event(&j)
+		r.store.Record(ctx, &j)
 		msg.NakWithDelay(delay)
 	}
 }
@@ -294,7 +291,6 @@ func (r *Runtime) complete(ctx context.Context, msg jetstream.Msg, j *job.Job, r
 		msg.NakWithDelay(r.cfg.Backoff(1))
 		return
 	}
-	r.event(j)
 	if err := msg.DoubleAck(ctx); err != nil {
 		log.Warn("ack failed after result was stored", "err", err)
 	}
@@ -321,25 +317,10 @@ func (r *Runtime) fail(ctx context.Context, msg jetstream.Msg, j *job.Job, cause
 		msg.NakWithDelay(r.cfg.Backoff(1))
 		return
 	}
-	r.event(j)
 	msg.DoubleAck(ctx)
 	deadTotal.With(string(j.Kind)).Inc()
 	jobsTotal.With(string(j.Kind), string(job.Failed)).Inc()
 	log.Warn("job failed", "err", cause)
-}
-
-// event announces the job's new status on bus.EventSubject, which ingest
-// follows to keep its de-duplication index and processing-time estimates
-// current without reading every status write. The message is its status
-// document (no result, no progress): ingest needs the request key, the
-// status and the start and finish times. A lost event only makes a repeat
-// start a new job or see an older status; the status bucket stays the truth.
-func (r *Runtime) event(j *job.Job) {
-	c := *j
-	c.Result, c.Progress = nil, nil
-	if err := r.js.Conn().Publish(bus.EventSubject(j.Kind), c.AppendJSON(nil)); err != nil {
-		r.cfg.Log.Debug("cannot announce status", "job_id", j.ID, "err", err)
-	}
 }
 
 // heartbeat tells the server the job is alive every AckWait/3.
