@@ -1,7 +1,8 @@
 // Package intake turns validated requests into stored jobs: it finds the
 // job a repeat may share, publishes new jobs to JOBS (their only durable
-// write), answers GET for jobs that wait there, and estimates when they will
-// be done. A job is answered only once JetStream has acknowledged storing it.
+// write), answers GET from what it knows of each job, and estimates when
+// jobs will be done. A job is answered only once JetStream has acknowledged
+// storing it.
 package intake
 
 import (
@@ -43,7 +44,7 @@ type Intake struct {
 	maxAge   time.Duration
 	log      *slog.Logger
 	index    *index
-	queued   *queued
+	known    *known
 	est      *estimator
 	batch    *batcher
 	replica  string // this process among the ingest replicas
@@ -55,8 +56,9 @@ type Config struct {
 	CacheTTL  time.Duration // how long a finished job answers repeats
 	ResultTTL time.Duration // how long any job is remembered
 	Timeout   time.Duration // longest wait for JetStream's acks (2 s)
-	// MaxQueued bounds the waiting jobs remembered for GET (JOBS's own
-	// message limit is the natural value; default 1,000,000).
+	// MaxQueued bounds the waiting jobs, and the statuses, remembered for
+	// GET (JOBS's own message limit is the natural value; default
+	// 1,000,000).
 	MaxQueued int
 	Log       *slog.Logger
 }
@@ -81,7 +83,7 @@ func New(js jetstream.JetStream, store *jobstore.Store, cfg Config) *Intake {
 		cfg.MaxQueued = 1_000_000
 	}
 	in := &Intake{js: js, store: store, cacheTTL: cfg.CacheTTL, maxAge: cfg.ResultTTL,
-		log: cfg.Log, index: newIndex(), queued: newQueued(cfg.MaxQueued), est: newEstimator(),
+		log: cfg.Log, index: newIndex(), known: newKnown(cfg.MaxQueued), est: newEstimator(),
 		replica: uuid.NewString(), timeout: cfg.Timeout}
 	in.batch = newBatcher(js.Conn(), in.replica, cfg.Timeout, in.classify)
 	obs.Default.NewGaugeFunc("surveyor_queue_depth", "Jobs in JOBS (queued or in flight), by kind.", "kind",
@@ -138,7 +140,7 @@ func (in *Intake) Submit(ctx context.Context, reqs []validate.Request) ([]Outcom
 	}
 	for i, j := range fresh {
 		in.index.put(freshKeys[i], entry{id: j.ID, status: job.Queued, created: j.Created})
-		in.queued.add(j.ID, queuedJob{kind: j.Kind, doc: pending[i].Data, created: j.Created})
+		in.known.add(j.ID, waitingJob{kind: j.Kind, doc: pending[i].Data, created: j.Created})
 		acceptedTotal.With(string(j.Kind)).Inc()
 	}
 	kind := reqs[0].Kind
@@ -159,10 +161,12 @@ func (in *Intake) classify(err error) error {
 	return fmt.Errorf("%w: %v", ErrUnavailable, err)
 }
 
-// Get returns a job of kind k as GET shows it: what a worker last recorded
-// in the status bucket (with the result once finished); else, for a job
-// still waiting in JOBS, its queued document from memory; else its final
-// document in RESULTS, for a finished job whose status has expired.
+// Get returns a job of kind k as GET shows it, asking the server at most
+// once for a job it has heard of: a waiting job from memory, a finished one
+// from RESULTS, any other from the status bucket. Of a job it has not heard
+// of (a lost accept announcement, a status pushed out of memory, an id that
+// never was) it asks the status bucket, then RESULTS if the job finished or
+// is not there: two requests.
 func (in *Intake) Get(ctx context.Context, k job.Kind, id string) (*job.Job, error) {
 	if _, err := uuid.Parse(id); err != nil {
 		return nil, jobstore.ErrNotFound
@@ -170,16 +174,30 @@ func (in *Intake) Get(ctx context.Context, k job.Kind, id string) (*job.Job, err
 	if in.js.Conn().Status() != nats.CONNECTED {
 		return nil, ErrUnavailable
 	}
-	j, err := in.store.Get(ctx, id)
-	if errors.Is(err, jobstore.ErrNotFound) {
-		if q, ok := in.queued.get(id); ok && q.kind == k {
-			var j job.Job
-			if err := j.UnmarshalJSON(q.doc); err != nil {
-				return nil, err
-			}
-			return &j, nil
+	w, st, ok := in.known.lookup(id)
+	var j *job.Job
+	var err error
+	switch {
+	case ok && st.kind != k:
+		return nil, jobstore.ErrNotFound
+	case w.doc != nil:
+		j = new(job.Job)
+		if err := j.UnmarshalJSON(w.doc); err != nil {
+			return nil, err
 		}
+		return j, nil
+	case ok && st.status.Finished():
 		j, err = in.store.Final(ctx, k, id)
+		if errors.Is(err, jobstore.ErrNotFound) {
+			j, err = in.store.Status(ctx, id) // the result aged out first
+		}
+	default:
+		// A status that says finished (a lost event, or one never heard)
+		// is followed by a read of RESULTS.
+		j, err = in.store.Get(ctx, id)
+		if errors.Is(err, jobstore.ErrNotFound) {
+			j, err = in.store.Final(ctx, k, id) // its status expired first
+		}
 	}
 	if err != nil && !errors.Is(err, jobstore.ErrNotFound) {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
@@ -226,7 +244,7 @@ func (in *Intake) Run(ctx context.Context) {
 		in.refreshDepth(ctx)
 		if time.Since(lastPrune) > time.Minute {
 			in.index.prune(in.cacheTTL, in.maxAge, time.Now())
-			in.queued.prune(in.maxAge, time.Now())
+			in.known.prune(in.maxAge, time.Now())
 			lastPrune = time.Now()
 		}
 		select {
@@ -255,13 +273,13 @@ func (in *Intake) refreshDepth(ctx context.Context) {
 
 // statusEvent records a worker's announcement of a job's new status and
 // times finished jobs for the estimates. Any status means the job has left
-// the waiting jobs: the status bucket answers for it from now on.
+// the waiting jobs: the server answers for it from now on.
 func (in *Intake) statusEvent(data []byte) {
 	var j job.Job
 	if j.UnmarshalJSON(data) != nil {
 		return
 	}
-	in.queued.started(j.ID, time.Now())
+	in.known.announced(j.ID, state{kind: j.Kind, status: j.Status, at: time.Now()})
 	e := entryOf(&j)
 	if j.Status == job.Completed && j.Started != nil && j.Finished != nil {
 		in.est.observe(j.Kind, j.Finished.Sub(*j.Started))
@@ -287,7 +305,7 @@ func (in *Intake) waiting(doc []byte, record func(string, entry)) bool {
 	if j.UnmarshalJSON(doc) != nil || j.Status != job.Queued {
 		return false
 	}
-	in.queued.add(j.ID, queuedJob{kind: j.Kind, doc: doc, created: j.Created})
+	in.known.add(j.ID, waitingJob{kind: j.Kind, doc: doc, created: j.Created})
 	record(validate.KeyOf(&j), entryOf(&j))
 	return true
 }
@@ -329,6 +347,7 @@ func (in *Intake) seedFromStatus(ctx context.Context) (int, error) {
 			continue
 		}
 		in.index.seed(validate.KeyOf(&j), entryOf(&j))
+		in.known.seed(j.ID, state{kind: j.Kind, status: j.Status, at: time.Now()})
 		n++
 	}
 	return n, errors.New("status watch ended before the initial values")

@@ -178,7 +178,7 @@ func TestFullQueueFailsOnlyTheJobsThatDoNotFit(t *testing.T) {
 	if keys, err := in.store.KV().Keys(context.Background()); !errors.Is(err, jetstream.ErrNoKeysFound) {
 		t.Fatalf("status bucket holds %d keys (%v), want none", len(keys), err)
 	}
-	if n := in.queued.len(); n != room {
+	if n := in.known.waitingLen(); n != room {
 		t.Fatalf("%d jobs remembered as waiting, want %d", n, room)
 	}
 	// A repeat of a refused request is not deduplicated to a job that
