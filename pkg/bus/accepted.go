@@ -7,32 +7,30 @@ import (
 	"github.com/nats-io/nats.go"
 )
 
-// Announce tells the other ingest replicas, on AcceptedSubject, of the
-// documents of jobs that replica stored in JOBS: one per line (a JSON
-// document holds no raw newline), in messages no larger than the connection
-// allows, with AnnouncerHeader naming the replica. It is best effort: a lost
-// announcement only leaves a job unanswered elsewhere until a worker starts
-// it or that replica restarts.
-func Announce(nc *nats.Conn, replica string, docs iter.Seq[[]byte]) {
+// Announce tells the other ingest replicas, on AcceptedSubject, of jobs
+// this replica stored in JOBS: their documents, one per line (a JSON
+// document holds no raw newline), in messages no larger than the
+// connection allows, with AnnouncerHeader naming the replica. It is best
+// effort: a lost announcement only leaves a job unanswered elsewhere until
+// a worker starts it or that replica restarts.
+func Announce(nc *nats.Conn, replica string, stored []Msg) {
 	limit := int(nc.MaxPayload()) - 1024 // room for the header
-	var body []byte
-	flush := func() {
-		if len(body) == 0 {
-			return
+	for len(stored) > 0 {
+		size, n := len(stored[0].Data), 1
+		for n < len(stored) && size+1+len(stored[n].Data) <= limit {
+			size += 1 + len(stored[n].Data)
+			n++
+		}
+		body := make([]byte, 0, size)
+		for i, m := range stored[:n] {
+			if i > 0 {
+				body = append(body, '\n')
+			}
+			body = append(body, m.Data...)
 		}
 		nc.PublishMsg(&nats.Msg{Subject: AcceptedSubject, Data: body, Header: nats.Header{AnnouncerHeader: {replica}}})
-		body = nil
+		stored = stored[n:]
 	}
-	for doc := range docs {
-		if len(body) > 0 && len(body)+1+len(doc) > limit {
-			flush()
-		}
-		if len(body) > 0 {
-			body = append(body, '\n')
-		}
-		body = append(body, doc...)
-	}
-	flush()
 }
 
 // Accepted reads an announcement: the replica that sent it and its

@@ -36,10 +36,12 @@ func TestAnnouncementsCarryEveryDocument(t *testing.T) {
 	env.Conn.Flush()
 	pad := bytes.Repeat([]byte("x"), 1000)
 	var sent [][]byte
+	var msgs []bus.Msg
 	for i := range 3 * bus.MaxPayload / len(pad) {
 		sent = append(sent, fmt.Appendf(nil, `{"n":%d,"pad":"%s"}`, i, pad))
+		msgs = append(msgs, bus.Msg{Data: sent[i]})
 	}
-	bus.Announce(env.Conn, "replica-1", slices.Values(sent))
+	bus.Announce(env.Conn, "replica-1", msgs)
 	var got [][]byte
 	for len(got) < len(sent) {
 		m, err := sub.NextMsg(5 * time.Second)

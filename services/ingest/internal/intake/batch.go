@@ -31,6 +31,12 @@ type batcher struct {
 	timeout  time.Duration
 	classify func(error) error // turns a publish error into Submit's error
 	queue    chan *submission
+
+	// closed is set when run ends. Every submission queued before gets its
+	// answer: from its batch, whose publish is bounded by the timeout, or
+	// from run's final drain.
+	mu     sync.RWMutex
+	closed bool
 }
 
 func newBatcher(nc *nats.Conn, replica string, timeout time.Duration, classify func(error) error) *batcher {
@@ -43,24 +49,40 @@ func newBatcher(nc *nats.Conn, replica string, timeout time.Duration, classify f
 	}
 }
 
-// store queues the jobs and waits until they are stored, refused, or the
-// timeout passes.
+// store queues the jobs and waits until they are stored or refused.
 func (b *batcher) store(ctx context.Context, jobs []bus.Msg) error {
 	s := &submission{jobs: jobs, done: make(chan error, 1)}
-	t := time.NewTimer(b.timeout)
-	defer t.Stop()
-	select {
-	case b.queue <- s:
-	case <-t.C:
-		return fmt.Errorf("%w: intake queue did not move within %s", ErrUnavailable, b.timeout)
-	case <-ctx.Done():
-		return fmt.Errorf("%w: %v", ErrUnavailable, ctx.Err())
+	if err := b.enqueue(ctx, s); err != nil {
+		return err
 	}
 	select {
 	case err := <-s.done:
 		return err
+	case <-ctx.Done():
+		return fmt.Errorf("%w: %v", ErrUnavailable, ctx.Err())
+	}
+}
+
+// enqueue hands s to run. Only a full queue makes it wait, up to the
+// timeout: a timer per request would cost more than the rest of its wait.
+func (b *batcher) enqueue(ctx context.Context, s *submission) error {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	if b.closed {
+		return fmt.Errorf("%w: intake stopped", ErrUnavailable)
+	}
+	select {
+	case b.queue <- s:
+		return nil
+	default:
+	}
+	t := time.NewTimer(b.timeout)
+	defer t.Stop()
+	select {
+	case b.queue <- s:
+		return nil
 	case <-t.C:
-		return fmt.Errorf("%w: no acknowledgement within %s", ErrUnavailable, b.timeout)
+		return fmt.Errorf("%w: intake queue did not move within %s", ErrUnavailable, b.timeout)
 	case <-ctx.Done():
 		return fmt.Errorf("%w: %v", ErrUnavailable, ctx.Err())
 	}
@@ -75,8 +97,10 @@ const batchesInFlight = 2
 // run forms and sends batches until ctx ends, batchesInFlight at a time:
 // a batch is formed only when a slot is free, so submissions arriving
 // meanwhile join the next one. At the end, batches in flight finish before
-// the replies stop being read.
+// the replies stop being read, and submissions still queued fail.
 func (b *batcher) run(ctx context.Context) error {
+	var carry *submission
+	defer func() { b.close(carry) }()
 	pub, err := bus.NewBatchPublisher(b.nc)
 	if err != nil {
 		return err
@@ -85,7 +109,6 @@ func (b *batcher) run(ctx context.Context) error {
 	slots := make(chan struct{}, batchesInFlight)
 	var sending sync.WaitGroup
 	defer sending.Wait()
-	var carry *submission
 	for {
 		select {
 		case slots <- struct{}{}:
@@ -123,6 +146,25 @@ func (b *batcher) run(ctx context.Context) error {
 	}
 }
 
+// close stops queueing and fails what is left in the queue.
+func (b *batcher) close(carry *submission) {
+	b.mu.Lock()
+	b.closed = true
+	b.mu.Unlock()
+	failed := fmt.Errorf("%w: intake stopped", ErrUnavailable)
+	if carry != nil {
+		carry.done <- failed
+	}
+	for {
+		select {
+		case s := <-b.queue:
+			s.done <- failed
+		default:
+			return
+		}
+	}
+}
+
 // storeJobs publishes the batch's jobs to JOBS, announces the stored ones
 // and answers every submission.
 func (b *batcher) storeJobs(pub *bus.BatchPublisher, batch []*submission) {
@@ -138,15 +180,11 @@ func (b *batcher) storeJobs(pub *bus.BatchPublisher, batch []*submission) {
 	count, err := pub.Publish(ctx, msgs)
 	cancel()
 	stored := b.settle(batch, count, err)
-	bus.Announce(b.nc, b.replica, func(yield func([]byte) bool) {
-		for _, s := range stored {
-			for _, j := range s.jobs {
-				if !yield(j.Data) {
-					return
-				}
-			}
-		}
-	})
+	n := 0
+	for _, s := range stored {
+		n += len(s.jobs)
+	}
+	bus.Announce(b.nc, b.replica, msgs[:n])
 	for _, s := range stored {
 		s.done <- nil
 	}

@@ -4,12 +4,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/surveyor/surveyor/pkg/job"
 )
 
 // entry is what de-duplication needs to know of the newest job for a key.
 type entry struct {
-	id       string
+	id       uuid.UUID
 	status   job.Status
 	created  time.Time
 	finished time.Time

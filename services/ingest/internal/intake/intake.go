@@ -6,6 +6,7 @@
 package intake
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -71,7 +72,8 @@ var (
 )
 
 // New returns an Intake. Run stores its jobs and keeps its view of the
-// system fresh: Submit fails with ErrUnavailable unless Run is running.
+// system fresh: new jobs wait for Run to store them, and once Run has
+// ended Submit fails with ErrUnavailable.
 func New(js jetstream.JetStream, store *jobstore.Store, cfg Config) *Intake {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 2 * time.Second
@@ -102,21 +104,26 @@ func (in *Intake) Submit(ctx context.Context, reqs []validate.Request) ([]Outcom
 	}
 	now := time.Now().UTC()
 	out := make([]Outcome, len(reqs))
-	byKey := make(map[string]int, len(reqs)) // first request of each key
-	var fresh []*job.Job
-	var freshKeys []string
+	var byKey map[string]int // first request of each key, when there are several
+	if len(reqs) > 1 {
+		byKey = make(map[string]int, len(reqs))
+	}
+	var fresh []newJob
 	var pending []bus.Msg
 	var dedupAhead int64
+	var scratch [512]byte
 	for i, r := range reqs {
 		key := r.Key()
 		if first, ok := byKey[key]; ok {
 			out[i] = out[first] // repeats inside one request share one job
 			continue
 		}
-		byKey[key] = i
+		if byKey != nil {
+			byKey[key] = i
+		}
 		if !r.Force {
 			if e, ok := in.index.lookup(key, in.cacheTTL, now); ok {
-				out[i] = Outcome{ID: e.id, Status: e.status, Deduplicated: true}
+				out[i] = Outcome{ID: e.id.String(), Status: e.status, Deduplicated: true}
 				if !e.status.Finished() {
 					dedupAhead++
 				}
@@ -124,13 +131,15 @@ func (in *Intake) Submit(ctx context.Context, reqs []validate.Request) ([]Outcom
 				continue
 			}
 		}
-		j := &job.Job{ID: uuid.NewString(), Kind: r.Kind, Status: job.Queued, URL: r.URL, Email: r.Email,
+		id := uuid.New()
+		j := job.Job{ID: id.String(), Kind: r.Kind, Status: job.Queued, URL: r.URL, Email: r.Email,
 			Options: r.Options, MaxPages: r.MaxPages, Force: r.Force, Created: now}
 		// A new job has no result: its JOBS message is also what GET
-		// shows while it waits.
+		// shows while it waits, kept for as long, so it is kept at its
+		// size.
 		pending = append(pending, bus.Msg{Subject: bus.JobSubject(j.Kind), ID: j.ID,
-			Data: j.AppendJSON(make([]byte, 0, 160+len(j.URL)+len(j.Email)))})
-		fresh, freshKeys = append(fresh, j), append(freshKeys, key)
+			Data: bytes.Clone(j.AppendJSON(scratch[:0]))})
+		fresh = append(fresh, newJob{req: i, key: key, id: id})
 		out[i] = Outcome{ID: j.ID, Status: job.Queued}
 	}
 	if len(pending) > 0 {
@@ -138,10 +147,11 @@ func (in *Intake) Submit(ctx context.Context, reqs []validate.Request) ([]Outcom
 			return nil, 0, err
 		}
 	}
-	for i, j := range fresh {
-		in.index.put(freshKeys[i], entry{id: j.ID, status: job.Queued, created: j.Created})
-		in.known.add(j.ID, waitingJob{kind: j.Kind, doc: pending[i].Data, created: j.Created})
-		acceptedTotal.With(string(j.Kind)).Inc()
+	for n, f := range fresh {
+		k := reqs[f.req].Kind
+		in.index.put(f.key, entry{id: f.id, status: job.Queued, created: now})
+		in.known.add(f.id, waitingJob{kind: k, doc: pending[n].Data, created: now})
+		acceptedTotal.With(string(k)).Inc()
 	}
 	kind := reqs[0].Kind
 	var eta int
@@ -168,15 +178,15 @@ func (in *Intake) classify(err error) error {
 // never was) it asks the status bucket, then RESULTS if the job finished or
 // is not there: two requests.
 func (in *Intake) Get(ctx context.Context, k job.Kind, id string) (*job.Job, error) {
-	if _, err := uuid.Parse(id); err != nil {
+	uid, err := uuid.Parse(id)
+	if err != nil {
 		return nil, jobstore.ErrNotFound
 	}
 	if in.js.Conn().Status() != nats.CONNECTED {
 		return nil, ErrUnavailable
 	}
-	w, st, ok := in.known.lookup(id)
+	w, st, ok := in.known.lookup(uid)
 	var j *job.Job
-	var err error
 	switch {
 	case ok && st.kind != k:
 		return nil, jobstore.ErrNotFound
@@ -232,7 +242,10 @@ func (in *Intake) Run(ctx context.Context) {
 		in.seed(ctx, "status bucket", in.seedFromStatus)
 		in.seed(ctx, "JOBS", in.seedFromJobs)
 	}()
+	batching := make(chan struct{})
+	defer func() { <-batching }() // Submit fails once Run has returned
 	go func() {
+		defer close(batching)
 		if err := in.batch.run(ctx); err != nil {
 			in.log.Error("intake batcher stopped: every submit will fail", "err", err)
 		}
@@ -275,16 +288,15 @@ func (in *Intake) refreshDepth(ctx context.Context) {
 // times finished jobs for the estimates. Any status means the job has left
 // the waiting jobs: the server answers for it from now on.
 func (in *Intake) statusEvent(data []byte) {
-	var j job.Job
-	if j.UnmarshalJSON(data) != nil {
+	j, id, ok := decode(data)
+	if !ok {
 		return
 	}
-	in.known.announced(j.ID, state{kind: j.Kind, status: j.Status, at: time.Now()})
-	e := entryOf(&j)
+	in.known.announced(id, state{kind: j.Kind, status: j.Status, at: time.Now()})
 	if j.Status == job.Completed && j.Started != nil && j.Finished != nil {
 		in.est.observe(j.Kind, j.Finished.Sub(*j.Started))
 	}
-	in.index.put(validate.KeyOf(&j), e)
+	in.index.put(validate.KeyOf(&j), entryOf(&j, id))
 }
 
 // acceptedElsewhere learns the jobs another ingest replica stored.
@@ -301,12 +313,12 @@ func (in *Intake) acceptedElsewhere(m *nats.Msg) {
 // waiting records the queued document of a job stored in JOBS, for GET and
 // for de-duplication (through record).
 func (in *Intake) waiting(doc []byte, record func(string, entry)) bool {
-	var j job.Job
-	if j.UnmarshalJSON(doc) != nil || j.Status != job.Queued {
+	j, id, ok := decode(doc)
+	if !ok || j.Status != job.Queued {
 		return false
 	}
-	in.known.add(j.ID, waitingJob{kind: j.Kind, doc: doc, created: j.Created})
-	record(validate.KeyOf(&j), entryOf(&j))
+	in.known.add(id, waitingJob{kind: j.Kind, doc: doc, created: j.Created})
+	record(validate.KeyOf(&j), entryOf(&j, id))
 	return true
 }
 
@@ -342,12 +354,12 @@ func (in *Intake) seedFromStatus(ctx context.Context) (int, error) {
 		if upd == nil {
 			return n, nil // the initial values are all delivered
 		}
-		var j job.Job
-		if j.UnmarshalJSON(upd.Value()) != nil {
+		j, id, ok := decode(upd.Value())
+		if !ok {
 			continue
 		}
-		in.index.seed(validate.KeyOf(&j), entryOf(&j))
-		in.known.seed(j.ID, state{kind: j.Kind, status: j.Status, at: time.Now()})
+		in.index.seed(validate.KeyOf(&j), entryOf(&j, id))
+		in.known.seed(id, state{kind: j.Kind, status: j.Status, at: time.Now()})
 		n++
 	}
 	return n, errors.New("status watch ended before the initial values")
@@ -366,8 +378,25 @@ func (in *Intake) seedFromJobs(ctx context.Context) (int, error) {
 	return n, err
 }
 
-func entryOf(j *job.Job) entry {
-	e := entry{id: j.ID, status: j.Status, created: j.Created}
+// newJob is a request of a Submit that gets a new job.
+type newJob struct {
+	req int // its index in the Submit
+	key string
+	id  uuid.UUID
+}
+
+// decode reads a job document another process wrote; one without a valid
+// id is of no use.
+func decode(doc []byte) (j job.Job, id uuid.UUID, ok bool) {
+	if j.UnmarshalJSON(doc) != nil {
+		return j, id, false
+	}
+	id, err := uuid.Parse(j.ID)
+	return j, id, err == nil
+}
+
+func entryOf(j *job.Job, id uuid.UUID) entry {
+	e := entry{id: id, status: j.Status, created: j.Created}
 	if j.Finished != nil {
 		e.finished = *j.Finished
 	}

@@ -194,3 +194,23 @@ func sorted(s []string) []string {
 	slices.Sort(c)
 	return c
 }
+
+// Once Run has ended, a request fails at once instead of waiting for a
+// batch that will never be sent.
+func TestSubmitAfterRunEndsFails(t *testing.T) {
+	env := bustest.Start(t, bus.Config{})
+	_, js := env.ConnectInProcess(t, "intake")
+	in, stop := runIntake(t, js)
+	if _, _, err := in.Submit(context.Background(), []validate.Request{scan("https://before.example/")}); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	start := time.Now()
+	_, _, err := in.Submit(context.Background(), []validate.Request{scan("https://after.example/")})
+	if !errors.Is(err, ErrUnavailable) || time.Since(start) > time.Second {
+		t.Fatalf("submit after Run ended: %v after %s", err, time.Since(start))
+	}
+	if ids := jobsInStream(t, env); len(ids) != 1 {
+		t.Fatalf("JOBS holds %d jobs, want the one accepted", len(ids))
+	}
+}

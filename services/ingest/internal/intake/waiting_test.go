@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/nats-io/nats.go"
 
 	"github.com/surveyor/surveyor/pkg/bus"
@@ -157,7 +158,7 @@ func countDirectGets(t *testing.T, env *bustest.Env) func() int {
 func heard(t *testing.T, in *Intake, id string, want job.Status) {
 	t.Helper()
 	eventually(t, "the worker's event", func() error {
-		if w, s, _ := in.known.lookup(id); w.doc != nil || s.status != want {
+		if w, s, _ := in.known.lookup(uuid.MustParse(id)); w.doc != nil || s.status != want {
 			return fmt.Errorf("status %q, waiting %v", s.status, w.doc != nil)
 		}
 		return nil
@@ -266,29 +267,30 @@ func TestIndexIsSeededFromTheStatusBucket(t *testing.T) {
 func TestKnownForgetsStartedJobsAndStaysBounded(t *testing.T) {
 	k := newKnown(2)
 	now := time.Now()
-	k.announced("a", state{kind: job.Scan, status: job.Running, at: now})
-	k.add("a", waitingJob{kind: job.Scan, doc: []byte("{}"), created: now}) // late news of a started job
-	if w, s, _ := k.lookup("a"); w.doc != nil || s.status != job.Running {
+	a, b, c, d, e := uuid.New(), uuid.New(), uuid.New(), uuid.New(), uuid.New()
+	k.announced(a, state{kind: job.Scan, status: job.Running, at: now})
+	k.add(a, waitingJob{kind: job.Scan, doc: []byte("{}"), created: now}) // late news of a started job
+	if w, s, _ := k.lookup(a); w.doc != nil || s.status != job.Running {
 		t.Fatal("a job a worker announced came back")
 	}
-	k.seed("a", state{kind: job.Scan, status: job.Queued, at: now}) // older than the event
-	if _, s, _ := k.lookup("a"); s.status != job.Running {
+	k.seed(a, state{kind: job.Scan, status: job.Queued, at: now}) // older than the event
+	if _, s, _ := k.lookup(a); s.status != job.Running {
 		t.Fatalf("the status bucket's older news replaced the event: %s", s.status)
 	}
-	k.add("b", waitingJob{kind: job.Scan, doc: []byte("{}"), created: now.Add(-2 * time.Hour)})
-	k.add("c", waitingJob{kind: job.Scan, doc: []byte("{}"), created: now})
-	k.add("d", waitingJob{kind: job.Scan, doc: []byte("{}"), created: now})
-	if _, _, ok := k.lookup("d"); ok || k.waitingLen() != 2 {
+	k.add(b, waitingJob{kind: job.Scan, doc: []byte("{}"), created: now.Add(-2 * time.Hour)})
+	k.add(c, waitingJob{kind: job.Scan, doc: []byte("{}"), created: now})
+	k.add(d, waitingJob{kind: job.Scan, doc: []byte("{}"), created: now})
+	if _, _, ok := k.lookup(d); ok || k.waitingLen() != 2 {
 		t.Fatalf("%d waiting jobs held, bound 2", k.waitingLen())
 	}
 	// A new status pushes an old one out.
-	k.announced("c", state{kind: job.Scan, status: job.Running, at: now})
-	k.announced("e", state{kind: job.Scan, status: job.Running, at: now})
-	if _, _, ok := k.lookup("e"); !ok || len(k.states) != 2 {
+	k.announced(c, state{kind: job.Scan, status: job.Running, at: now})
+	k.announced(e, state{kind: job.Scan, status: job.Running, at: now})
+	if _, _, ok := k.lookup(e); !ok || len(k.states) != 2 {
 		t.Fatalf("%d statuses held, bound 2", len(k.states))
 	}
 	k.prune(time.Hour, now)
-	if _, _, ok := k.lookup("b"); ok || k.waitingLen() != 0 {
+	if _, _, ok := k.lookup(b); ok || k.waitingLen() != 0 {
 		t.Fatalf("prune kept an expired job: %d held", k.waitingLen())
 	}
 	k.prune(time.Hour, now.Add(time.Hour))
