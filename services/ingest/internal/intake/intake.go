@@ -104,16 +104,16 @@ func (in *Intake) Submit(ctx context.Context, reqs []validate.Request) ([]Outcom
 	}
 	now := time.Now().UTC()
 	out := make([]Outcome, len(reqs))
-	var byKey map[string]int // first request of each key, when there are several
+	var byKey map[keyDigest]int // first request of each key, when there are several
 	if len(reqs) > 1 {
-		byKey = make(map[string]int, len(reqs))
+		byKey = make(map[keyDigest]int, len(reqs))
 	}
 	var fresh []newJob
 	var pending []bus.Msg
 	var dedupAhead int64
 	var scratch [512]byte
 	for i, r := range reqs {
-		key := r.Key()
+		key := digest(r.Key())
 		if first, ok := byKey[key]; ok {
 			out[i] = out[first] // repeats inside one request share one job
 			continue
@@ -296,7 +296,7 @@ func (in *Intake) statusEvent(data []byte) {
 	if j.Status == job.Completed && j.Started != nil && j.Finished != nil {
 		in.est.observe(j.Kind, j.Finished.Sub(*j.Started))
 	}
-	in.index.put(validate.KeyOf(&j), entryOf(&j, id))
+	in.index.put(digest(validate.KeyOf(&j)), entryOf(&j, id))
 }
 
 // acceptedElsewhere learns the jobs another ingest replica stored.
@@ -312,13 +312,13 @@ func (in *Intake) acceptedElsewhere(m *nats.Msg) {
 
 // waiting records the queued document of a job stored in JOBS, for GET and
 // for de-duplication (through record).
-func (in *Intake) waiting(doc []byte, record func(string, entry)) bool {
+func (in *Intake) waiting(doc []byte, record func(keyDigest, entry)) bool {
 	j, id, ok := decode(doc)
 	if !ok || j.Status != job.Queued {
 		return false
 	}
 	in.known.add(id, waitingJob{kind: j.Kind, doc: doc, created: j.Created})
-	record(validate.KeyOf(&j), entryOf(&j, id))
+	record(digest(validate.KeyOf(&j)), entryOf(&j, id))
 	return true
 }
 
@@ -358,7 +358,7 @@ func (in *Intake) seedFromStatus(ctx context.Context) (int, error) {
 		if !ok {
 			continue
 		}
-		in.index.seed(validate.KeyOf(&j), entryOf(&j, id))
+		in.index.seed(digest(validate.KeyOf(&j)), entryOf(&j, id))
 		in.known.seed(id, state{kind: j.Kind, status: j.Status, at: time.Now()})
 		n++
 	}
@@ -381,7 +381,7 @@ func (in *Intake) seedFromJobs(ctx context.Context) (int, error) {
 // newJob is a request of a Submit that gets a new job.
 type newJob struct {
 	req int // its index in the Submit
-	key string
+	key keyDigest
 	id  uuid.UUID
 }
 
