@@ -130,14 +130,17 @@ func TestGetAnswersAJobThroughItsLife(t *testing.T) {
 	}
 }
 
-// countDirectGets returns a function that reports how many direct gets (of
-// a bucket or a stream) the server received since it was last called.
+// countDirectGets returns a function that reports how many direct gets of
+// the status bucket and RESULTS (what GET may read) the server received
+// since it was last called.
 func countDirectGets(t *testing.T, env *bustest.Env) func() int {
 	t.Helper()
 	nc, _ := env.Connect(t, "observer")
 	seen := make(chan *nats.Msg, 64)
-	if _, err := nc.ChanSubscribe("$JS.API.DIRECT.GET.>", seen); err != nil {
-		t.Fatal(err)
+	for _, stream := range []string{bus.StatusStream, bus.ResultsStream} {
+		if _, err := nc.ChanSubscribe("$JS.API.DIRECT.GET."+stream+".>", seen); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return func() int {
 		t.Helper()
