@@ -3,6 +3,7 @@ package bus
 import (
 	"bytes"
 	"iter"
+	"sync"
 
 	"github.com/nats-io/nats.go"
 )
@@ -15,23 +16,27 @@ import (
 // a worker starts it or that replica restarts.
 func Announce(nc *nats.Conn, replica string, stored []Msg) {
 	limit := int(nc.MaxPayload()) - 1024 // room for the header
+	buf := bodies.Get().(*[]byte)
+	defer bodies.Put(buf)
 	for len(stored) > 0 {
-		size, n := len(stored[0].Data), 1
-		for n < len(stored) && size+1+len(stored[n].Data) <= limit {
-			size += 1 + len(stored[n].Data)
-			n++
-		}
-		body := make([]byte, 0, size)
-		for i, m := range stored[:n] {
-			if i > 0 {
+		body := (*buf)[:0]
+		n := 0
+		for ; n < len(stored) && (n == 0 || len(body)+1+len(stored[n].Data) <= limit); n++ {
+			if n > 0 {
 				body = append(body, '\n')
 			}
-			body = append(body, m.Data...)
+			body = append(body, stored[n].Data...)
 		}
+		// PublishMsg copies the body: the buffer serves the next one.
 		nc.PublishMsg(&nats.Msg{Subject: AcceptedSubject, Data: body, Header: nats.Header{AnnouncerHeader: {replica}}})
+		*buf = body
 		stored = stored[n:]
 	}
 }
+
+// bodies holds the buffers of announcements, which ingest sends for every
+// batch it stores.
+var bodies = sync.Pool{New: func() any { return new([]byte) }}
 
 // Accepted reads an announcement: the replica that sent it and its
 // documents, each a copy (a slice would keep the whole message alive).
