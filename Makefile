@@ -1,12 +1,13 @@
 # Surveyor: `make run` starts the whole system on one machine (embedded NATS),
-# `make test` runs every test, `make bench` the benchmarks. Only Go is needed;
-# anything else is installed by the targets that use it.
+# `make test` runs every test, `make bench` the benchmarks. Go is needed, and
+# npm for the OpenAPI lint; anything else is installed by the targets that
+# use it.
 
 GO       ?= go
 SERVICES := ingest scanner sitemapper emailcheck
 BINARIES := $(addprefix bin/,$(SERVICES))
 
-.PHONY: all build run test test-unit test-deploy test-faults bench vet fmt clean
+.PHONY: all build run test test-unit test-deploy test-faults lint-openapi bench vet fmt clean
 
 all: build
 
@@ -25,13 +26,27 @@ FORCE:
 run: build
 	@scripts/run.sh
 
-## test: vet, unit and integration tests, deploy manifests, fault tests.
-test: vet test-unit test-deploy test-faults
+## test: vet, OpenAPI lint, unit and integration tests, deploy manifests, fault tests.
+test: vet lint-openapi test-unit test-deploy test-faults
 
 vet:
 	$(GO) vet ./...
 	$(GO) vet -tags faults ./test/faults/
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
+
+# @redocly/cli, pinned, from npm into .tools/ (git-ignored) on first use;
+# Node.js and npm come from Debian's packages where the machine lacks them.
+REDOCLY_VERSION := 2.77.0
+REDOCLY         := .tools/node_modules/.bin/redocly
+
+.tools/redocly-$(REDOCLY_VERSION):
+	@command -v npm >/dev/null || { apt-get update && apt-get install -y nodejs npm; }
+	npm install --prefix .tools --save-exact --no-audit --no-fund @redocly/cli@$(REDOCLY_VERSION)
+	touch $@
+
+## lint-openapi: the OpenAPI document ingest serves passes redocly's lint.
+lint-openapi: .tools/redocly-$(REDOCLY_VERSION)
+	$(REDOCLY) lint services/ingest/internal/api/openapi.json
 
 test-unit:
 	$(GO) test -count=1 -timeout 10m ./...

@@ -148,12 +148,14 @@ END {
 if [ "${BENCH_SKIP_GO:-0}" != 1 ]; then
 	# Each package with its -benchtime: the engine's benchmarks time one
 	# page per iteration, so one iteration would time a single page of the
-	# corpus; the others loop over their whole workload in one iteration.
+	# corpus; the others loop over their whole workload in one iteration
+	# (inspect's takes milliseconds, so it runs for a second).
 	gobench=(
 		"./pkg/fingerprint 3s"
 		"./services/emailcheck/internal/verify 1x"
 		"./services/sitemapper/internal/crawl 1x"
 		"./services/scanner/internal/scan 1x"
+		"./services/scanner/internal/inspect 1s"
 	)
 	for entry in "${gobench[@]}"; do
 		read -r pkg benchtime <<<"$entry"

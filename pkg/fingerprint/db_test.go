@@ -1,8 +1,10 @@
 package fingerprint
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -22,18 +24,30 @@ func writeFiles(t *testing.T, files map[string]string) string {
 	return dir
 }
 
+// patternsOf lists every pattern of a technology, whatever its rule.
+func patternsOf(t *Technology) []*pattern {
+	var out []*pattern
+	for _, r := range t.rules {
+		out = append(out, r.patterns...)
+	}
+	return out
+}
+
 func TestLoadDir(t *testing.T) {
 	dir := writeFiles(t, map[string]string{
 		"categories.json": `{"1": {"name": "CMS", "priority": 1}, "99": {"name": "Custom", "priority": 3}}`,
 		"a.json":          `{"Acme CMS": {"cats": [1], "meta": {"generator": "^Acme ([\\d.]+)\\;version:\\1"}, "js": {"Acme": ""}}}`,
-		"sub/b.json":      `{"Bolt": {"cats": [99], "html": ["bolt-app", "(?<=x)y"], "implies": "Nowhere"}}`,
+		"sub/b.json":      `{"Bolt": {"cats": [99], "html": ["bolt-app", "(?<=x)y", "[bad"], "implies": "Nowhere"}}`,
 		"notes.txt":       `not json, ignored`,
 	})
-	db, rep, err := LoadDir(dir)
+	db, err := LoadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Technologies != 2 || rep.Categories != 2 || rep.Patterns != 2 || rep.NotEvaluated != 1 {
+	rep := db.Report()
+	want := map[string]int{"meta": 1, "html": 2, "js": 1}
+	if rep.Technologies != 2 || rep.Categories != 2 || !maps.Equal(rep.Patterns, want) || rep.Evaluated != 3 ||
+		rep.Backtracking != 1 || rep.NotEvaluated != 1 || rep.NeedingBrowser != 1 {
 		t.Errorf("report %+v", rep)
 	}
 	var reasons []string
@@ -41,7 +55,7 @@ func TestLoadDir(t *testing.T) {
 		reasons = append(reasons, p.Error())
 	}
 	joined := strings.Join(reasons, "\n")
-	if len(rep.Problems) != 2 || !strings.Contains(joined, `Bolt: html "(?<=x)y"`) || !strings.Contains(joined, `implies "Nowhere": no such technology`) {
+	if len(rep.Problems) != 2 || !strings.Contains(joined, `Bolt: html "[bad"`) || !strings.Contains(joined, `implies "Nowhere": no such technology`) {
 		t.Errorf("problems:\n%s", joined)
 	}
 	tech, ok := db.Lookup("acme-cms")
@@ -54,23 +68,52 @@ func TestLoadDir(t *testing.T) {
 	}
 }
 
-func TestLoadDirRefusesDuplicates(t *testing.T) {
+// TestLoadDirMergesSameSlug: a technology defined twice, under one name in
+// two files or under names of one slug, loads once, found by both
+// definitions, named by the first, with a problem that names both files.
+func TestLoadDirMergesSameSlug(t *testing.T) {
 	dir := writeFiles(t, map[string]string{
-		"one.json": `{"Dup": {"html": "a"}}`,
-		"two.json": `{"Dup": {"html": "b"}}`,
+		"one.json": `{"Dup": {"cats": [1], "html": "dup-one"}, "Vue.js": {"html": "vue-one"}}`,
+		"two.json": `{"Dup": {"cats": [6], "html": "dup-two", "website": "https://dup.example"}, "Vue js": {"html": "vue-two"}}`,
 	})
-	if _, _, err := LoadDir(dir); err == nil || !strings.Contains(err.Error(), `"Dup"`) || !strings.Contains(err.Error(), "one.json") {
-		t.Errorf("want an error naming Dup and its files, got %v", err)
+	db, err := LoadDir(dir)
+	if err != nil {
+		t.Fatal(err)
 	}
-	dir = writeFiles(t, map[string]string{
-		"one.json": `{"Vue.js": {"html": "a"}}`,
-		"two.json": `{"Vue js": {"html": "b"}}`,
-	})
-	if _, _, err := LoadDir(dir); err == nil || !strings.Contains(err.Error(), "vue-js") {
-		t.Errorf("want an error naming the shared slug, got %v", err)
+	if n := len(db.Technologies()); n != 2 {
+		t.Fatalf("%d technologies, want 2", n)
 	}
+	dup, _ := db.Lookup("dup")
+	if dup.Website != "https://dup.example" || !slices.Equal(dup.categoryIDs, []int{1, 6}) {
+		t.Errorf("merged Dup: %+v", dup)
+	}
+	vue, _ := db.Lookup("vue-js")
+	if vue.Name != "Vue.js" {
+		t.Errorf("the first definition names it, got %q", vue.Name)
+	}
+	problems := db.Report().Problems
+	if len(problems) != 2 {
+		t.Fatalf("want one problem per merge, got %v", problems)
+	}
+	for _, p := range problems {
+		if p.Field != "name" || !strings.Contains(p.Reason, "two.json") || !strings.Contains(p.Reason, "one.json") {
+			t.Errorf("problem %v: want both files named", p)
+		}
+	}
+	e := NewEngine(db)
+	for _, html := range []string{"dup-one", "dup-two"} {
+		if ds := e.Analyze(&Evidence{HTML: html}); len(ds) != 1 || ds[0].Name != "Dup" {
+			t.Errorf("%s: got %v", html, ds)
+		}
+	}
+	for _, html := range []string{"vue-one", "vue-two"} {
+		if ds := e.Analyze(&Evidence{HTML: html}); len(ds) != 1 || ds[0].Name != "Vue.js" {
+			t.Errorf("%s: got %v", html, ds)
+		}
+	}
+
 	dir = writeFiles(t, map[string]string{"bad.json": `{"X": {"html": }`})
-	if _, _, err := LoadDir(dir); err == nil || !strings.Contains(err.Error(), "bad.json") {
+	if _, err := LoadDir(dir); err == nil || !strings.Contains(err.Error(), "bad.json") {
 		t.Errorf("want an error naming bad.json, got %v", err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 type Engine struct {
 	db    *DB
 	techs []techInfo
+	rules []ruleInfo
 	pats  []enginePattern
 	kinds [numKinds]kindIndex
 	pool  sync.Pool
@@ -22,7 +23,7 @@ type Engine struct {
 // enginePattern is a pattern with what the prefilter knows about it.
 type enginePattern struct {
 	*pattern
-	tech     int32
+	rule     int32
 	fullMask uint8 // one bit per clause; all set = every clause's literal seen
 	// anchor literal ids (in the kind's automaton), nil when the regex has
 	// no anchor, and where matches lie relative to them.
@@ -57,7 +58,7 @@ const maxStarts = 4096
 // NewEngine builds the prefilter for db.
 func NewEngine(db *DB) *Engine {
 	e := &Engine{db: db}
-	e.techs = resolveInfo(db)
+	e.techs, e.rules = resolveInfo(db)
 	type litKey struct {
 		k kind
 		s string
@@ -79,10 +80,10 @@ func NewEngine(db *DB) *Engine {
 	}
 	var post [numKinds]map[int32][]posting
 	var anchors [numKinds]map[int32]bool
-	for ti, t := range db.techs {
-		for _, p := range t.patterns {
+	for ri, r := range e.rules {
+		for _, p := range r.patterns {
 			pid := int32(len(e.pats))
-			e.pats = append(e.pats, enginePattern{pattern: p, tech: int32(ti)})
+			e.pats = append(e.pats, enginePattern{pattern: p, rule: int32(ri)})
 			ep := &e.pats[pid]
 			ki := &e.kinds[p.kind]
 			ki.all[p.key] = append(ki.all[p.key], pid)
@@ -100,6 +101,9 @@ func NewEngine(db *DB) *Engine {
 			}
 			if len(a.clauses) == 0 {
 				ki.always[p.key] = append(ki.always[p.key], pid)
+			}
+			if p.backtrack != nil {
+				continue // evalBacktrack searches; no anchored tries
 			}
 			for _, s := range a.anchor.lits {
 				l := id(p.kind, s)
@@ -126,7 +130,7 @@ func NewEngine(db *DB) *Engine {
 		}
 		maxLits = max(maxLits, len(lits[k]))
 	}
-	npats, ntechs := len(e.pats), len(e.techs)
+	npats, nrules := len(e.pats), len(e.rules)
 	e.pool.New = func() any {
 		return &scratch{
 			litEpoch: make([]uint32, maxLits),
@@ -135,8 +139,8 @@ func NewEngine(db *DB) *Engine {
 			patEpoch: make([]uint32, npats),
 			patMask:  make([]uint8, npats),
 			patPage:  make([]uint32, npats),
-			techPage: make([]uint32, ntechs),
-			techConf: make([]int, ntechs),
+			rulePage: make([]uint32, nrules),
+			ruleConf: make([]int, nrules),
 		}
 	}
 	return e
@@ -158,12 +162,13 @@ type scratch struct {
 	hits     []acHit    // the literals found in the current text
 	parts    [3][]acHit // scratch for acDFA.scan
 
-	page     uint32 // per Analyze call
-	patPage  []uint32
-	techPage []uint32
-	techConf []int
-	detected []int32
-	versions []versionHit
+	page      uint32 // per Analyze call
+	patPage   []uint32
+	rulePage  []uint32
+	ruleConf  []int
+	matched   []int32 // rules with a match on this page
+	versions  []versionHit
+	backtrack backtrackBudget
 }
 
 type occurrence struct {
@@ -172,7 +177,7 @@ type occurrence struct {
 }
 
 type versionHit struct {
-	tech       int32
+	rule       int32
 	version    string
 	confidence int
 }
@@ -193,11 +198,12 @@ func (sc *scratch) nextPage() {
 	sc.page++
 	if sc.page == 0 {
 		clear(sc.patPage)
-		clear(sc.techPage)
+		clear(sc.rulePage)
 		sc.page = 1
 	}
-	sc.detected = sc.detected[:0]
+	sc.matched = sc.matched[:0]
 	sc.versions = sc.versions[:0]
+	sc.backtrack.reset()
 }
 
 // Analyze names the technologies ev shows, in a deterministic order.
@@ -342,6 +348,10 @@ func (e *Engine) matchText(sc *scratch, k kind, key, text string) {
 // regex looks behind its start.
 func (e *Engine) evalSearch(sc *scratch, pid int32, text string, from int) {
 	p := &e.pats[pid]
+	if p.backtrack != nil {
+		e.evalBacktrack(sc, pid, text)
+		return
+	}
 	if p.version == "" {
 		if p.re.MatchString(text[from:]) {
 			e.record(sc, pid, "", nil)
@@ -543,13 +553,13 @@ func (e *Engine) record(sc *scratch, pid int32, text string, m []int) {
 	p := &e.pats[pid]
 	if sc.patPage[pid] != sc.page {
 		sc.patPage[pid] = sc.page
-		if sc.techPage[p.tech] != sc.page {
-			sc.techPage[p.tech], sc.techConf[p.tech] = sc.page, 0
-			sc.detected = append(sc.detected, p.tech)
+		if sc.rulePage[p.rule] != sc.page {
+			sc.rulePage[p.rule], sc.ruleConf[p.rule] = sc.page, 0
+			sc.matched = append(sc.matched, p.rule)
 		}
-		sc.techConf[p.tech] = min(100, sc.techConf[p.tech]+p.confidence)
+		sc.ruleConf[p.rule] = min(100, sc.ruleConf[p.rule]+p.confidence)
 	}
 	if v := p.versionOf(text, m); v != "" {
-		sc.versions = append(sc.versions, versionHit{tech: p.tech, version: v, confidence: p.confidence})
+		sc.versions = append(sc.versions, versionHit{rule: p.rule, version: v, confidence: p.confidence})
 	}
 }

@@ -309,18 +309,21 @@ func TestProblemsAreReportedNotFatal(t *testing.T) {
 	if !errors.As(err, &p) || p.Technology != "Mixed" {
 		t.Errorf("error %v does not carry a Problem", err)
 	}
-	for _, s := range []string{`html "look(?=ahead)"`, `html "back\\1ref"`, `headers.X-Thing "[unclosed"`, `confidence "high"`, "scriptsrc: unknown field"} {
+	for _, s := range []string{`html "back\\1ref"`, `headers.X-Thing "[unclosed"`, `confidence "high"`, "scriptsrc: unknown field"} {
 		if !strings.Contains(err.Error(), s) {
 			t.Errorf("error lacks %q:\n%v", s, err)
 		}
 	}
+	if strings.Contains(err.Error(), "look(?=ahead)") {
+		t.Errorf("a look-ahead runs on the backtracking engine, it is no problem:\n%v", err)
+	}
 	tech := techs["Mixed"]
-	if tech == nil || len(tech.patterns) != 1 || tech.notEvaluated != 5 {
-		t.Fatalf("want the usable pattern kept and 5 js/dom/xhr counted, got %+v", tech)
+	if tech == nil || len(patternsOf(tech)) != 2 {
+		t.Fatalf("want the two usable patterns kept, got %+v", tech)
 	}
 	db := Merge(build(testCategories, nil), NewDB(tech))
 	r := db.Report()
-	if r.Technologies != 1 || r.Patterns != 1 || r.NotEvaluated != 5 || len(r.Problems) != 5 {
+	if r.Technologies != 1 || r.Evaluated != 2 || r.Backtracking != 1 || r.NotEvaluated != 5 || r.NeedingBrowser != 3 || len(r.Problems) != 4 {
 		t.Errorf("report %+v", r)
 	}
 	for _, p := range r.Problems {
@@ -328,8 +331,15 @@ func TestProblemsAreReportedNotFatal(t *testing.T) {
 			t.Errorf("problem without field or reason: %+v", p)
 		}
 	}
-	if ds := NewEngine(db).Analyze(&Evidence{HTML: "an ok-marker here"}); len(ds) != 1 {
+	e := NewEngine(db)
+	if ds := e.Analyze(&Evidence{HTML: "an ok-marker here"}); len(ds) != 1 {
 		t.Errorf("the rest of the technology must still match, got %v", ds)
+	}
+	if ds := e.Analyze(&Evidence{HTML: "we look ahead"}); len(ds) != 0 {
+		t.Errorf("look(?=ahead) must not match a space before ahead, got %v", ds)
+	}
+	if ds := e.Analyze(&Evidence{HTML: "lookahead"}); len(ds) != 1 {
+		t.Errorf("look(?=ahead) must match, got %v", ds)
 	}
 }
 

@@ -38,8 +38,9 @@ type Detection struct {
 	Website    string   `json:"website"`
 }
 
-// Technology is one definition of the database. Its patterns are private:
-// callers list and show technologies, the Engine matches them.
+// Technology is one technology of the database: one definition, or several
+// merged (two layers, or names that differ only in case). Its patterns are
+// private: callers list and show technologies, the Engine matches them.
 type Technology struct {
 	Name        string   `json:"name"`
 	Slug        string   `json:"slug"`
@@ -49,14 +50,28 @@ type Technology struct {
 	Icon        string   `json:"icon,omitempty"`
 	CPE         string   `json:"cpe,omitempty"`
 
-	categoryIDs      []int
+	categoryIDs []int
+	rules       []*rule // one per definition (per distinct requirement)
+	implies     []reference
+	excludes    []string
+	deferred    deferredCounts
+	problems    []Problem // what the loader could not use as written
+}
+
+// rule is what one definition detects with: its patterns, and the
+// requirement (requires, requiresCategory) that gates them. A technology
+// defined twice keeps one rule per distinct requirement, so a definition's
+// requirement gates its own patterns and no other's.
+type rule struct {
 	patterns         []*pattern
-	implies          []reference
-	excludes         []string
 	requires         []string
 	requiresCategory []int
-	notEvaluated     int       // js, dom and xhr patterns: they need a browser
-	problems         []Problem // patterns dropped at parse time
+}
+
+// deferredCounts counts the patterns one fetch cannot evaluate: js and xhr
+// need a browser; dom needs the page's tree, and its properties a browser.
+type deferredCounts struct {
+	js, xhr, dom, domProperties int
 }
 
 // reference is an implied technology with the confidence (and optional
@@ -83,11 +98,22 @@ func (p Problem) Error() string {
 	return p.Technology + ": " + p.Field + " " + quote(p.Pattern) + ": " + p.Reason
 }
 
-// LoadReport counts what a database holds and lists what it could not use.
+// LoadReport counts what a database holds and lists what it could not use
+// as written (each problem names the technology; none stops the load).
 type LoadReport struct {
-	Technologies int       `json:"technologies"`
-	Categories   int       `json:"categories"`
-	Patterns     int       `json:"patterns"`      // regex patterns the engine evaluates
-	NotEvaluated int       `json:"not_evaluated"` // js, dom and xhr patterns, counted but not run
-	Problems     []Problem `json:"problems,omitempty"`
+	Technologies int `json:"technologies"`
+	Categories   int `json:"categories"`
+	// Patterns counts the patterns of each kind, by its field name
+	// ("html", "headers", ..., "js", "dom", "xhr").
+	Patterns map[string]int `json:"patterns"`
+	// Evaluated counts the patterns every scan runs; Backtracking, those of
+	// them that RE2 refuses (look-around), run by a backtracking engine
+	// under a time limit.
+	Evaluated    int `json:"evaluated"`
+	Backtracking int `json:"backtracking"`
+	// NotEvaluated counts the js, xhr and dom patterns; NeedingBrowser, those
+	// of them only a rendered page can show (js, xhr, dom properties).
+	NotEvaluated   int       `json:"not_evaluated"`
+	NeedingBrowser int       `json:"needing_browser"`
+	Problems       []Problem `json:"problems,omitempty"`
 }

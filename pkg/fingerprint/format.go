@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/dlclark/regexp2"
 )
 
 // kind is the piece of evidence a pattern looks at.
@@ -36,12 +38,26 @@ var kindNames = [numKinds]string{"url", "html", "text", "css", "scriptSrc", "scr
 
 // pattern is one compiled Wappalyzer pattern string.
 type pattern struct {
-	kind       kind
-	key        string // header, cookie or meta name (lower-case); DNS type (upper-case)
-	source     string // the regex as written, without attributes
-	re         *regexp.Regexp
+	kind    kind
+	key     string // header, cookie or meta name (lower-case); DNS type (upper-case)
+	written string // the regex as written, without attributes
+	// source is the RE2 regex the prefilter analyses and the engine runs:
+	// written itself, or for a pattern RE2 refuses, the same without its
+	// look-arounds ("" when RE2 cannot parse even that).
+	source string
+	re     *regexp.Regexp // source compiled; nil when source is ""
+	// backtrack is the pattern as written, set when RE2 refuses it. It
+	// runs only where re matches (see evalBacktrack).
+	backtrack  *regexp2.Regexp
 	version    string // template with \N and \N?a:b; "" when the pattern reveals none
 	confidence int
+}
+
+// same reports whether q says what p says, so a technology defined twice
+// keeps one copy.
+func (p *pattern) same(q *pattern) bool {
+	return p.kind == q.kind && p.key == q.key && p.written == q.written &&
+		p.version == q.version && p.confidence == q.confidence
 }
 
 // maxVersionLen drops "versions" that are really a captured run of markup.
@@ -149,23 +165,120 @@ func splitPattern(s string) (patternAttrs, error) {
 }
 
 // compilePattern builds a case-insensitive pattern, as Wappalyzer matches.
-func compilePattern(k kind, key, s string) (*pattern, error) {
+// A regex RE2 refuses (look-around, back-references) goes to the
+// backtracking engine instead. warning is set when the pattern loads but
+// cannot do all it says: a version that names a group the regex lacks is
+// dropped, and the pattern still detects.
+func compilePattern(k kind, key, s string) (p *pattern, warning string, err error) {
 	a, err := splitPattern(s)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	re, err := regexp.Compile("(?i)" + a.regex)
-	if err != nil {
-		return nil, fmt.Errorf("RE2 cannot compile it: %s", strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+	p = &pattern{kind: k, key: key, written: a.regex, source: a.regex, version: a.version, confidence: a.confidence}
+	var groups int
+	if re, rerr := regexp.Compile("(?i)" + a.regex); rerr == nil {
+		p.re, groups = re, re.NumSubexp()
+	} else {
+		bt, berr := compileBacktrack(a.regex)
+		if berr != nil {
+			return nil, "", fmt.Errorf("RE2 cannot compile it (%s), nor can the backtracking engine (%s)",
+				strings.TrimPrefix(rerr.Error(), "error parsing regexp: "), strings.TrimPrefix(berr.Error(), "error parsing regexp: "))
+		}
+		p.backtrack, groups = bt, len(bt.GetGroupNumbers())-1
+		p.source = withoutLookaround(a.regex)
+		if re, err := regexp.Compile("(?i)" + p.source); err == nil && p.source != "" {
+			p.re = re
+		} else {
+			p.source = ""
+		}
 	}
-	if n := maxGroupRef(a.version); n > re.NumSubexp() {
-		return nil, fmt.Errorf("version uses group %d but the regex has %d", n, re.NumSubexp())
+	if n := maxGroupRef(a.version); n > groups {
+		warning = fmt.Sprintf("version uses group %d but the regex has %d; the pattern detects without a version", n, groups)
+		p.version = ""
 	}
-	return &pattern{kind: k, key: key, source: a.regex, re: re, version: a.version, confidence: a.confidence}, nil
+	return p, warning, nil
 }
 
-// metadataFields are Wappalyzer fields that describe rather than detect.
-var metadataFields = map[string]bool{"saas": true, "oss": true, "pricing": true}
+// withoutLookaround removes the look-ahead and look-behind groups of a
+// regex. They consume no text, so what remains matches wherever the regex
+// matches, with the same span (and perhaps elsewhere too): a sound stand-in
+// for the literal prefilter, and for finding where the regex can match.
+func withoutLookaround(src string) string {
+	var b strings.Builder
+	for i := 0; i < len(src); {
+		switch {
+		case src[i] == '\\' && i+1 < len(src):
+			b.WriteString(src[i : i+2])
+			i += 2
+		case src[i] == '[':
+			j := classEnd(src, i)
+			b.WriteString(src[i:j])
+			i = j
+		case isLookaround(src[i:]):
+			i = groupEnd(src, i)
+		default:
+			b.WriteByte(src[i])
+			i++
+		}
+	}
+	return b.String()
+}
+
+func isLookaround(s string) bool {
+	for _, open := range []string{"(?=", "(?!", "(?<=", "(?<!"} {
+		if strings.HasPrefix(s, open) {
+			return true
+		}
+	}
+	return false
+}
+
+// classEnd returns the offset just past the character class opening at
+// i; a ']' right after '[' or '[^' is a literal, as in RE2.
+func classEnd(src string, i int) int {
+	j := i + 1
+	if j < len(src) && src[j] == '^' {
+		j++
+	}
+	if j < len(src) && src[j] == ']' {
+		j++
+	}
+	for j < len(src) && src[j] != ']' {
+		if src[j] == '\\' {
+			j++
+		}
+		j++
+	}
+	return min(j+1, len(src))
+}
+
+// groupEnd returns the offset just past the group opening at i (the whole
+// string when it is not closed).
+func groupEnd(src string, i int) int {
+	depth := 0
+	for j := i; j < len(src); {
+		switch src[j] {
+		case '\\':
+			j += 2
+			continue
+		case '[':
+			j = classEnd(src, j)
+			continue
+		case '(':
+			depth++
+		case ')':
+			if depth--; depth == 0 {
+				return j + 1
+			}
+		}
+		j++
+	}
+	return len(src)
+}
+
+// metadataFields are Wappalyzer fields that carry no pattern (or, for
+// probe, patterns for requests a scan does not make). They load quietly.
+var metadataFields = map[string]bool{"saas": true, "oss": true, "pricing": true, "probe": true}
 
 // ParseTechnologies reads one Wappalyzer-format object (name -> technology).
 // The technologies come back even when err is not nil; err then lists every
@@ -186,8 +299,8 @@ func ParseTechnologies(data []byte) (map[string]*Technology, error) {
 	return out, errors.Join(errs...)
 }
 
-// parseTechnologies keeps file order and refuses duplicate names, which
-// encoding/json would silently collapse.
+// parseTechnologies keeps file order and refuses a name written twice in
+// one object, which encoding/json would silently collapse.
 func parseTechnologies(data []byte) ([]*Technology, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
@@ -231,22 +344,25 @@ func parseTechnologies(data []byte) ([]*Technology, error) {
 // compile is recorded as a problem and the rest of the technology loads.
 func parseTechnology(name string, raw map[string]json.RawMessage) (*Technology, error) {
 	t := &Technology{Name: name, Slug: Slug(name)}
-	keys := make([]string, 0, len(raw))
-	for k := range raw {
-		keys = append(keys, k)
+	r := &rule{}
+	t.rules = []*rule{r}
+	problem := func(field, pattern, reason string) {
+		t.problems = append(t.problems, Problem{Technology: name, Field: field, Pattern: pattern, Reason: reason})
 	}
-	slices.Sort(keys)
 	addList := func(k kind, field, key string, values []string) {
 		for _, v := range values {
-			p, err := compilePattern(k, key, v)
+			p, warning, err := compilePattern(k, key, v)
 			if err != nil {
-				t.problems = append(t.problems, Problem{Technology: name, Field: field, Pattern: v, Reason: err.Error()})
+				problem(field, v, err.Error())
 				continue
 			}
-			t.patterns = append(t.patterns, p)
+			if warning != "" {
+				problem(field, v, warning)
+			}
+			r.patterns = append(r.patterns, p)
 		}
 	}
-	for _, field := range keys {
+	for _, field := range slices.Sorted(maps.Keys(raw)) {
 		value := raw[field]
 		bad := func(err error) error { return fmt.Errorf("technology %q: field %q: %w", name, field, err) }
 		switch field {
@@ -261,7 +377,7 @@ func parseTechnology(name string, raw map[string]json.RawMessage) (*Technology, 
 			if err != nil {
 				return nil, bad(err)
 			}
-			t.requiresCategory = ids
+			r.requiresCategory = ids
 		case "website", "description", "icon", "cpe":
 			var s string
 			if err := json.Unmarshal(value, &s); err != nil {
@@ -309,7 +425,7 @@ func parseTechnology(name string, raw map[string]json.RawMessage) (*Technology, 
 					err = errors.New("empty technology name")
 				}
 				if err != nil {
-					t.problems = append(t.problems, Problem{Technology: t.Name, Field: field, Pattern: s, Reason: err.Error()})
+					problem(field, s, err.Error())
 					continue
 				}
 				switch field {
@@ -318,18 +434,18 @@ func parseTechnology(name string, raw map[string]json.RawMessage) (*Technology, 
 				case "excludes":
 					t.excludes = append(t.excludes, name)
 				default:
-					t.requires = append(t.requires, name)
+					r.requires = append(r.requires, name)
 				}
 			}
-		case "js", "dom", "xhr":
-			n, err := countPatterns(value)
-			if err != nil {
-				return nil, bad(err)
+		case "js", "xhr", "dom":
+			// Not evaluated yet: a shape we cannot read is a problem,
+			// not a reason to refuse the technology.
+			if err := t.deferred.add(field, value, problem); err != nil {
+				problem(field, "", err.Error())
 			}
-			t.notEvaluated += n
 		default:
 			if !metadataFields[field] {
-				t.problems = append(t.problems, Problem{Technology: name, Field: field, Reason: "unknown field, ignored"})
+				problem(field, "", "unknown field, ignored")
 			}
 		}
 	}
@@ -379,22 +495,92 @@ func stringListMap(raw json.RawMessage) (map[string][]string, error) {
 	return out, nil
 }
 
-// countPatterns counts js/dom/xhr patterns: a string is one, an array or
-// object holds one per element.
-func countPatterns(raw json.RawMessage) (int, error) {
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return 0, err
+// add parses and counts the js, xhr or dom patterns of raw. js is an object
+// of property paths to patterns; xhr a pattern or a list of them; dom a
+// selector, a list of selectors, or an object of selectors to checks
+// ("exists", "text", "attributes" and "properties", the last two objects of
+// names to patterns). A pattern whose attributes cannot be read, or an
+// unknown dom check, is a problem; a malformed shape is returned.
+func (c *deferredCounts) add(field string, raw json.RawMessage, problem func(field, pattern, reason string)) error {
+	check := func(where, s string) {
+		if _, err := splitPattern(s); err != nil {
+			problem(where, s, err.Error())
+		}
 	}
-	switch v := v.(type) {
-	case string:
-		return 1, nil
-	case []any:
-		return len(v), nil
-	case map[string]any:
-		return len(v), nil
+	switch field {
+	case "js":
+		m, err := stringListMap(raw)
+		if err != nil {
+			return err
+		}
+		for _, key := range slices.Sorted(maps.Keys(m)) {
+			for _, s := range m[key] {
+				check("js."+key, s)
+				c.js++
+			}
+		}
+	case "xhr":
+		list, err := stringList(raw)
+		if err != nil {
+			return err
+		}
+		for _, s := range list {
+			check("xhr", s)
+			c.xhr++
+		}
+	default:
+		if list, err := stringList(raw); err == nil {
+			c.dom += len(list)
+			return nil
+		}
+		var sels map[string]map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &sels); err != nil {
+			return errors.New("want a selector, an array of selectors or an object of selectors to checks")
+		}
+		for _, sel := range slices.Sorted(maps.Keys(sels)) {
+			if err := c.addDOMChecks("dom."+sel, sels[sel], check, problem); err != nil {
+				return fmt.Errorf("selector %q: %w", sel, err)
+			}
+		}
 	}
-	return 0, errors.New("want a string, an array or an object")
+	return nil
+}
+
+// addDOMChecks counts the checks of one dom selector; a selector without
+// any checks only has to exist.
+func (c *deferredCounts) addDOMChecks(where string, checks map[string]json.RawMessage, check func(where, s string), problem func(field, pattern, reason string)) error {
+	if len(checks) == 0 {
+		c.dom++
+	}
+	for _, name := range slices.Sorted(maps.Keys(checks)) {
+		switch name {
+		case "exists", "text":
+			var s string
+			if err := json.Unmarshal(checks[name], &s); err != nil {
+				return fmt.Errorf("%s: want a string", name)
+			}
+			check(where+"."+name, s)
+			c.dom++
+		case "attributes", "properties":
+			m, err := stringListMap(checks[name])
+			if err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			for _, key := range slices.Sorted(maps.Keys(m)) {
+				for _, s := range m[key] {
+					check(where+"."+name+"."+key, s)
+					if name == "attributes" {
+						c.dom++
+					} else {
+						c.domProperties++
+					}
+				}
+			}
+		default:
+			problem(where, name, "unknown dom check, ignored")
+		}
+	}
+	return nil
 }
 
 // Slug makes the URL-safe name Wappalyzer uses: lower-case, each run of

@@ -22,18 +22,110 @@ const (
 	maxTitleBytes  = 1 << 10
 )
 
+// A Ref is a URL that an element of a page points to, for the scanner's
+// inspections (mixed content, mailto links), which read a page in the same
+// pass as its evidence.
+type Ref struct {
+	// Tag is the element, lower-case: a, area, link (href); script,
+	// iframe, frame, embed, img, audio, video, source, track (src);
+	// object (data); form (action).
+	Tag string
+	URL string // the attribute's value as the tokenizer decodes it; never ""
+	Rel string // link's rel attribute
+}
+
+// refAttr names the attribute that holds the URL of an element's Ref.
+func refAttr(k tagKind) (attrKind, bool) {
+	switch k {
+	case tagA, tagArea, tagLink:
+		return attrHref, true
+	case tagObject:
+		return attrData, true
+	case tagForm:
+		return attrAction, true
+	case tagScript, tagIframe, tagFrame, tagEmbed, tagImg, tagAudio, tagVideo, tagSource, tagTrack:
+		return attrSrc, true
+	}
+	return 0, false
+}
+
+// evidenceAttrs are the attributes ParseHTML reads for the evidence;
+// refAttrs adds those a Ref reports.
+var (
+	evidenceAttrs = [tagCount]attrSet{
+		tagMeta:   attrsOf(attrName, attrProperty, attrHTTPEquiv, attrContent),
+		tagScript: attrsOf(attrSrc),
+		tagLink:   attrsOf(attrHref),
+		tagA:      attrsOf(attrHref),
+	}
+	refAttrs = func() [tagCount]attrSet {
+		w := evidenceAttrs
+		for k := range w {
+			if a, ok := refAttr(tagKind(k)); ok {
+				w[k] |= attrsOf(a)
+			}
+		}
+		w[tagLink] |= attrsOf(attrRel)
+		return w
+	}()
+)
+
 // ParseHTML fills ev's HTML, Meta, Title, ScriptSrc, Scripts, CSS, Links
 // and Text from body in one pass. It reads the tokens x/net/html's
 // Tokenizer would, through a lexer that copies only what is kept.
-func ParseHTML(body []byte, ev *Evidence) {
-	if len(body) > MaxHTMLBytes {
-		body = body[:MaxHTMLBytes]
+func ParseHTML(body []byte, ev *Evidence) { ParseHTMLRefs(body, ev, nil) }
+
+// ParseHTMLRefs is ParseHTML that also hands visit, in page order, the Ref
+// of every start tag that has one. The Refs cover the whole body, past the
+// bounds of the evidence: the Refs after the token cap come from the same
+// pass, and a body longer than MaxHTMLBytes (which only a raised body
+// limit lets through) is lexed a second time, whole, for its Refs.
+// A nil visit costs nothing: the attributes only Refs need are not read.
+func ParseHTMLRefs(body []byte, ev *Evidence, visit func(Ref)) {
+	lx := lexer{b: body[:min(len(body), MaxHTMLBytes)]}
+	if visit == nil || len(lx.b) == len(body) {
+		parseEvidence(&lx, ev, visit)
+	} else {
+		parseEvidence(&lx, ev, nil)
+		lx = lexer{b: body}
 	}
+	if visit != nil {
+		refsFrom(&lx, visit)
+	}
+}
+
+// refsFrom hands visit the Refs of the tokens lx has not read yet.
+func refsFrom(lx *lexer, visit func(Ref)) {
+	lx.want = &refAttrs
+	for tt := lx.next(); tt != tokEOF; tt = lx.next() {
+		if tt == tokStartTag || tt == tokSelfClosingTag {
+			lx.ref(visit)
+		}
+	}
+}
+
+// ref hands visit the current start tag's Ref, if it has one.
+func (l *lexer) ref(visit func(Ref)) {
+	if a, ok := refAttr(l.tag); ok {
+		if url := l.attrs.get(a); url != "" {
+			visit(Ref{Tag: tagNames[l.tag], URL: url, Rel: l.attrs.get(attrRel)})
+		}
+	}
+}
+
+// parseEvidence fills ev from up to maxTokens tokens of the page lx
+// reads, handing visit the Refs on the way when it is not nil. lx is left
+// where it stopped.
+func parseEvidence(lx *lexer, ev *Evidence, visit func(Ref)) {
+	body := lx.b
 	ev.HTML = string(body)
 	if ev.Meta == nil {
 		ev.Meta = map[string][]string{}
 	}
-	lx := lexer{b: body}
+	lx.want = &evidenceAttrs
+	if visit != nil {
+		lx.want = &refAttrs
+	}
 	var (
 		text      strings.Builder
 		inTitle   bool
@@ -53,24 +145,24 @@ func ParseHTML(body []byte, ev *Evidence) {
 			return
 		case tokStartTag, tokSelfClosingTag:
 			a := lx.tag
-			attrs := &lx.attrs // read for meta, script, link and a only
+			attrs := &lx.attrs // as evidenceAttrs (or refAttrs) lists
 			rawIn = 0
 			switch a {
 			case tagMeta:
-				key := attrs.name
+				key := attrs.get(attrName)
 				if key == "" {
-					key = attrs.property
+					key = attrs.get(attrProperty)
 				}
 				if key == "" {
-					key = attrs.httpEquiv
+					key = attrs.get(attrHTTPEquiv)
 				}
-				if attrs.hasContent && key != "" && metaCount < maxMeta {
+				if attrs.seen.has(attrContent) && key != "" && metaCount < maxMeta {
 					key = strings.ToLower(key)
-					ev.Meta[key] = append(ev.Meta[key], attrs.content)
+					ev.Meta[key] = append(ev.Meta[key], attrs.get(attrContent))
 					metaCount++
 				}
 			case tagScript:
-				if src := attrs.src; src != "" {
+				if src := attrs.get(attrSrc); src != "" {
 					if len(ev.ScriptSrc) < maxScriptSrc {
 						ev.ScriptSrc = append(ev.ScriptSrc, src)
 					}
@@ -82,7 +174,7 @@ func ParseHTML(body []byte, ev *Evidence) {
 					rawIn = tagStyle
 				}
 			case tagLink, tagA:
-				if href := attrs.href; href != "" && len(ev.Links) < maxLinks {
+				if href := attrs.get(attrHref); href != "" && len(ev.Links) < maxLinks {
 					ev.Links = append(ev.Links, href)
 				}
 			case tagTitle:
@@ -90,6 +182,9 @@ func ParseHTML(body []byte, ev *Evidence) {
 			}
 			if tt == tokStartTag && hidesText(a) {
 				skipDepth++
+			}
+			if visit != nil {
+				lx.ref(visit)
 			}
 		case tokEndTag:
 			a := lx.tag
@@ -139,13 +234,6 @@ func hidesText(a tagKind) bool {
 		return true
 	}
 	return false
-}
-
-// tagAttrs holds the few attributes ParseHTML keeps; reading them into
-// fields instead of a map keeps a page with thousands of links cheap.
-type tagAttrs struct {
-	name, property, httpEquiv, content, src, href string
-	hasContent                                    bool
 }
 
 // appendText adds raw with whitespace runs (Unicode spaces too, as

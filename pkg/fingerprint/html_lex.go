@@ -2,6 +2,7 @@ package fingerprint
 
 import (
 	"bytes"
+	"math/bits"
 	"strings"
 	"unicode/utf8"
 
@@ -9,9 +10,9 @@ import (
 )
 
 // A lexer cuts a page into the tokens golang.org/x/net/html's Tokenizer
-// would produce, with the same boundaries, but reads attributes only of the
-// tags ParseHTML looks into and copies nothing else: skipping a tag or a
-// text run is a scan over the body. Every rule below mirrors one of that
+// would produce, with the same boundaries, but reads only the attributes
+// its want table names and copies nothing else: skipping a tag or a text
+// run is a scan over the body. Every rule below mirrors one of that
 // tokenizer (which follows the WHATWG tokenizer with a few shortcuts of its
 // own); the differential tests in html_lex_test.go hold the two together.
 type lexer struct {
@@ -20,6 +21,8 @@ type lexer struct {
 	// raw is the element whose raw text or RCDATA comes next: the
 	// tokenizer switches mode after such a start tag, self-closing or not.
 	raw tagKind
+	// want names, per element, the attributes read from its start tags.
+	want *[tagCount]attrSet
 
 	// The current token.
 	tag        tagKind
@@ -48,8 +51,8 @@ const (
 	textRCDATA                 // title, textarea: NUL replaced and entities decoded
 )
 
-// tagKind names the elements that matter to ParseHTML or to the lexer's
-// mode; every other element is tagOther.
+// tagKind names the elements that matter to ParseHTML, to its Refs or to
+// the lexer's mode; every other element is tagOther.
 type tagKind uint8
 
 const (
@@ -69,13 +72,26 @@ const (
 	tagNoframes
 	tagPlaintext
 	tagXmp
+	tagArea
+	tagFrame
+	tagEmbed
+	tagObject
+	tagImg
+	tagAudio
+	tagVideo
+	tagSource
+	tagTrack
+	tagForm
+	tagCount
 )
 
-var tagNames = [...]string{
+var tagNames = [tagCount]string{
 	tagA: "a", tagLink: "link", tagMeta: "meta", tagScript: "script", tagStyle: "style",
 	tagTitle: "title", tagTextarea: "textarea", tagNoscript: "noscript", tagTemplate: "template",
 	tagSvg: "svg", tagIframe: "iframe", tagNoembed: "noembed", tagNoframes: "noframes",
-	tagPlaintext: "plaintext", tagXmp: "xmp",
+	tagPlaintext: "plaintext", tagXmp: "xmp", tagArea: "area", tagFrame: "frame", tagEmbed: "embed",
+	tagObject: "object", tagImg: "img", tagAudio: "audio", tagVideo: "video", tagSource: "source",
+	tagTrack: "track", tagForm: "form",
 }
 
 // lookupTag names a tag, ASCII case-insensitively, without allocating.
@@ -118,8 +134,79 @@ func lookupTag(name []byte) tagKind {
 		return tagPlaintext
 	case "xmp":
 		return tagXmp
+	case "area":
+		return tagArea
+	case "frame":
+		return tagFrame
+	case "embed":
+		return tagEmbed
+	case "object":
+		return tagObject
+	case "img":
+		return tagImg
+	case "audio":
+		return tagAudio
+	case "video":
+		return tagVideo
+	case "source":
+		return tagSource
+	case "track":
+		return tagTrack
+	case "form":
+		return tagForm
 	}
 	return tagOther
+}
+
+// attrKind names the attributes the lexer can read; attrSet is a set of
+// them.
+type attrKind uint8
+
+const (
+	attrName attrKind = iota
+	attrProperty
+	attrHTTPEquiv
+	attrContent
+	attrSrc
+	attrHref
+	attrRel
+	attrData
+	attrAction
+	attrCount
+)
+
+var attrNames = [attrCount]string{
+	attrName: "name", attrProperty: "property", attrHTTPEquiv: "http-equiv", attrContent: "content",
+	attrSrc: "src", attrHref: "href", attrRel: "rel", attrData: "data", attrAction: "action",
+}
+
+type attrSet uint16
+
+func attrsOf(list ...attrKind) attrSet {
+	var s attrSet
+	for _, a := range list {
+		s |= 1 << a
+	}
+	return s
+}
+
+func (s attrSet) has(a attrKind) bool { return s&(1<<a) != 0 }
+
+// tagAttrs holds the attributes read from the current start tag; reading
+// them into an array instead of a map keeps a page with thousands of links
+// cheap.
+type tagAttrs struct {
+	val  [attrCount]string
+	seen attrSet // which of val the tag has; the rest are stale
+}
+
+// get is the attribute's value, "" when the tag has none (or it was not
+// wanted).
+func (t *tagAttrs) get(a attrKind) string {
+	if t.seen.has(a) {
+		return t.val[a]
+	}
+	return ""
 }
 
 // rawContent reports whether the element's content is raw text or RCDATA
@@ -287,15 +374,15 @@ func (l *lexer) tagAt(j int, start bool) tokKind {
 	for j++; j < n && b[j] != '/' && b[j] != '>' && !isTagSpace(b[j]); j++ {
 	}
 	l.tag = lookupTag(b[nameStart:j])
-	want := start && (l.tag == tagMeta || l.tag == tagScript || l.tag == tagLink || l.tag == tagA)
-	if want {
-		l.attrs = tagAttrs{}
+	var want attrSet
+	if start {
+		want = l.want[l.tag]
+		l.attrs.seen = 0
 	}
 	attrsFrom := skipTagSpace(b, j)
 	j = attrsFrom
 	var last attrSpan
 	named := 0
-	var seen uint8
 	for {
 		if j >= n {
 			l.pos = n
@@ -313,8 +400,8 @@ func (l *lexer) tagAt(j int, start bool) tokKind {
 		if a.ks != a.ke {
 			named++
 			last = a
-			if want {
-				l.attrs.take(b, a, &seen)
+			if want != 0 {
+				l.attrs.take(b, a, want)
 			}
 		}
 		j = skipTagSpace(b, next)
@@ -433,32 +520,17 @@ func keyIs(key []byte, want string) bool {
 	return true
 }
 
-// take keeps a wanted attribute's value unless an earlier attribute of the
-// same name was kept (browsers keep the first).
-func (t *tagAttrs) take(b []byte, a attrSpan, seen *uint8) {
+// take keeps the attribute a if it is wanted and no earlier attribute of
+// the same name was kept (browsers keep the first).
+func (t *tagAttrs) take(b []byte, a attrSpan, want attrSet) {
 	key := b[a.ks:a.ke]
-	var dst *string
-	var bit uint8
-	switch {
-	case keyIs(key, "name"):
-		dst, bit = &t.name, 1
-	case keyIs(key, "property"):
-		dst, bit = &t.property, 2
-	case keyIs(key, "http-equiv"):
-		dst, bit = &t.httpEquiv, 4
-	case keyIs(key, "content"):
-		dst, bit = &t.content, 8
-		t.hasContent = true
-	case keyIs(key, "src"):
-		dst, bit = &t.src, 16
-	case keyIs(key, "href"):
-		dst, bit = &t.href, 32
-	default:
-		return
-	}
-	if *seen&bit == 0 {
-		*dst = attrValue(b[a.vs:a.ve])
-		*seen |= bit
+	for w := want &^ t.seen; w != 0; w &= w - 1 {
+		k := attrKind(bits.TrailingZeros16(uint16(w)))
+		if keyIs(key, attrNames[k]) {
+			t.val[k] = attrValue(b[a.vs:a.ve])
+			t.seen |= 1 << k
+			return
+		}
 	}
 }
 

@@ -109,6 +109,20 @@ b" rel=x><link href="c` + "\r\n" + `d` + "\r" + `e">`,
 	`<a/b=c>d</a>`,
 	`<a href="1" / href="2">x</a>`,
 	`<li><a href=/a>A</a></li><li><a href=/b>B</a></li>`,
+	// References the scanner's inspections read.
+	`<img src=http://a/x.png><IMG SRC="HTTP://b/y.png"/><img src = 'http://c' src=http://d><img src><img src="">`,
+	`<area href="mailto:a@b.example"><a href=" mailto:x@y.example ">m</a><a href="mailto:1" HREF="mailto:2">`,
+	`<object data="http://o/x.swf"></object><embed src=http://e/><frame src=http://f><iframe src="http://i"><img src=http://in-iframe></iframe>`,
+	`<form action=http://f/post><form action=""><form>`,
+	`<link rel="StyleSheet preload" href=http://l/s.css><link href="http://l/2" rel=icon><link rel=x rel=y href=z>`,
+	`<audio src=http://a><video src="http://v" poster=http://p><source src=http://s><track src=http://t>`,
+	`<script src="http://s.js"/><script>document.write('<img src="http://no">')</script><img src=http://yes>`,
+	`<img src="&#104;ttp://entity&amp;x"><a href="mailto&#58;e@x.example">`,
+	`<textarea><img src=http://no></textarea><title><img src=http://no2></title><xmp><img src=http://no3></xmp>`,
+	`<!-- <img src=http://commented> --><img src=http://after><![CDATA[<img src=http://cdata>]]>`,
+	`<noscript><img src="http://ns"></noscript><svg><image href="http://svg"/><img src="http://in-svg"></svg>`,
+	`<img src=http://x/a"b'c><img/src=http://slash><img src` + "\n=\n" + `"http://nl"><img src=http://tab	x>`,
+	`<form action="http://f" action="https://g"/><object data=http://d/ data=x/>`,
 }
 
 // samplePage is cut at every byte in the differential test.
@@ -148,14 +162,23 @@ func caseHTMLs(tb testing.TB) []string {
 }
 
 // checkMatchesOracle fails if ParseHTML and the tokenizer-based oracle
-// give different evidence for page.
+// give different evidence for page, or ParseHTMLRefs different evidence
+// or Refs.
 func checkMatchesOracle(t testing.TB, name, page string) {
 	t.Helper()
-	var got, want Evidence
+	var got, want, withRefs Evidence
 	ParseHTML([]byte(page), &got)
 	parseHTMLOracle([]byte(page), &want)
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("%s: %q\n got %s\nwant %s", name, clipString(page, 300), dumpEvidence(got), dumpEvidence(want))
+	}
+	var refs []Ref
+	ParseHTMLRefs([]byte(page), &withRefs, func(r Ref) { refs = append(refs, r) })
+	if !reflect.DeepEqual(withRefs, want) {
+		t.Errorf("%s: %q: evidence with refs\n got %s\nwant %s", name, clipString(page, 300), dumpEvidence(withRefs), dumpEvidence(want))
+	}
+	if wantRefs := refsOracle([]byte(page)); !reflect.DeepEqual(refs, wantRefs) {
+		t.Errorf("%s: %q: refs\n got %q\nwant %q", name, clipString(page, 300), refs, wantRefs)
 	}
 }
 
@@ -201,10 +224,17 @@ func TestParseHTMLMatchesOracle(t *testing.T) {
 	}
 }
 
-// TestParseHTMLBoundsMatchOracle: the token cap must cut at the same token.
+// TestParseHTMLBoundsMatchOracle: the token cap must cut at the same token,
+// and the Refs go on past it and past MaxHTMLBytes.
 func TestParseHTMLBoundsMatchOracle(t *testing.T) {
-	page := strings.Repeat("<b>x</b><!---->", maxTokens/5) + "<p>tail</p>"
+	// Four tokens a repeat: the cap falls well before the tail.
+	page := strings.Repeat("<b>x</b><!---->", maxTokens/3) + `<p>tail</p><img src="http://tail/x.png">`
 	checkMatchesOracle(t, "many tokens", page)
+	// A tag cut by the byte bound: the evidence ends before it, the Refs
+	// read it whole.
+	long := strings.Repeat("<p>"+strings.Repeat("x", 1<<10)+"</p>\n", MaxHTMLBytes>>10)
+	long = long[:MaxHTMLBytes-10] + `<img src="http://cut/x.png"><a href=mailto:end@x.example>`
+	checkMatchesOracle(t, "long page", long)
 }
 
 // TestUnescapeAttrMatchesTokenizer compares the attribute decoder with the

@@ -197,3 +197,47 @@ func oracleTagAtom(raw []byte) atom.Atom {
 	}
 	return atom.Lookup(buf[:n])
 }
+
+// oracleRefAttr names the attribute whose value is an element's Ref URL.
+var oracleRefAttr = map[string]string{
+	"a": "href", "area": "href", "link": "href", "object": "data", "form": "action",
+	"script": "src", "iframe": "src", "frame": "src", "embed": "src", "img": "src",
+	"audio": "src", "video": "src", "source": "src", "track": "src",
+}
+
+// refsOracle lists the Refs of the whole body as x/net/html's Tokenizer
+// reads it: the first value of each attribute, no bounds.
+func refsOracle(body []byte) []Ref {
+	var refs []Ref
+	z := html.NewTokenizer(bytes.NewReader(body))
+	for {
+		switch z.Next() {
+		case html.ErrorToken:
+			return refs
+		case html.StartTagToken, html.SelfClosingTagToken:
+		default:
+			continue
+		}
+		name, more := z.TagName()
+		tag := string(name)
+		urlAttr, ok := oracleRefAttr[tag]
+		if !ok {
+			continue
+		}
+		attrs := map[string]string{}
+		for more {
+			var k, v []byte
+			k, v, more = z.TagAttr()
+			if _, seen := attrs[string(k)]; !seen {
+				attrs[string(k)] = string(v)
+			}
+		}
+		if u := attrs[urlAttr]; u != "" {
+			r := Ref{Tag: tag, URL: u}
+			if tag == "link" {
+				r.Rel = attrs["rel"]
+			}
+			refs = append(refs, r)
+		}
+	}
+}

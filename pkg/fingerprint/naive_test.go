@@ -14,13 +14,7 @@ func naiveAnalyze(e *Engine, ev *Evidence) []Detection {
 			if p.kind != k || p.key != key {
 				continue
 			}
-			if p.version == "" {
-				if p.re.MatchString(text) {
-					e.record(sc, int32(pid), "", nil)
-				}
-			} else if m := p.re.FindStringSubmatchIndex(text); m != nil {
-				e.record(sc, int32(pid), text, m)
-			}
+			e.evalSearch(sc, int32(pid), text, 0)
 		}
 	})
 	return e.resolve(sc)

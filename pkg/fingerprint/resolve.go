@@ -9,14 +9,23 @@ import (
 
 // techInfo is a technology with its references resolved to indices.
 type techInfo struct {
-	t           *Technology
-	implies     []impliedRef
-	excludes    []int32
+	t        *Technology
+	implies  []impliedRef
+	excludes []int32
+	cats     []int
+	rank     int // position in the output order
+}
+
+// ruleInfo is one rule of a technology (see rule), the unit the engine
+// records matches for: a rule's requirement gates its own matches.
+type ruleInfo struct {
+	*rule
+	tech        int32
 	requires    []int32
 	requiresCat []int
-	cats        []int
-	rank        int // position in the output order
 }
+
+func (r *ruleInfo) gated() bool { return len(r.requires) > 0 || len(r.requiresCat) > 0 }
 
 type impliedRef struct {
 	tech       int32
@@ -24,32 +33,41 @@ type impliedRef struct {
 	version    string
 }
 
-// resolveInfo indexes db's technologies (in db order) and ranks them for
-// output: most important category first (lowest priority number), then name.
-func resolveInfo(db *DB) []techInfo {
+// resolveInfo indexes db's technologies (in db order) and their rules, and
+// ranks the technologies for output: most important category first (lowest
+// priority number), then name. References are by key, so "FastSpring"
+// finds the technology named "Fastspring".
+func resolveInfo(db *DB) ([]techInfo, []ruleInfo) {
 	index := make(map[string]int32, len(db.techs))
 	for i, t := range db.techs {
-		index[t.Name] = int32(i)
+		index[key(t.Name)] = int32(i)
 	}
 	names := func(list []string) []int32 {
 		var out []int32
 		for _, n := range list {
-			if i, ok := index[n]; ok {
+			if i, ok := index[key(n)]; ok {
 				out = append(out, i)
 			}
 		}
 		return out
 	}
 	info := make([]techInfo, len(db.techs))
+	var rules []ruleInfo
 	prio := make([]int, len(db.techs))
 	order := make([]int, len(db.techs))
 	for i, t := range db.techs {
-		ti := techInfo{t: t, excludes: names(t.excludes), requires: names(t.requires),
-			requiresCat: t.requiresCategory, cats: t.categoryIDs}
+		ti := techInfo{t: t, excludes: names(t.excludes), cats: t.categoryIDs}
 		for _, im := range t.implies {
-			if j, ok := index[im.name]; ok {
+			if j, ok := index[key(im.name)]; ok {
 				ti.implies = append(ti.implies, impliedRef{tech: j, confidence: im.confidence, version: im.version})
 			}
+		}
+		for _, r := range t.rules {
+			ri := ruleInfo{rule: r, tech: int32(i), requires: names(r.requires), requiresCat: r.requiresCategory}
+			if len(r.requires) > 0 && len(ri.requires) == 0 && len(ri.requiresCat) == 0 {
+				continue // requires only technologies the database lacks: never met
+			}
+			rules = append(rules, ri)
 		}
 		info[i] = ti
 		prio[i] = math.MaxInt
@@ -64,23 +82,23 @@ func resolveInfo(db *DB) []techInfo {
 	for rank, i := range order {
 		info[i].rank = rank
 	}
-	return info
+	return info, rules
 }
 
 // resolve turns the matches of one page into detections: it follows
 // implies (an implied technology gets the lower of its implier's and the
-// implication's confidence), admits technologies whose requires or
+// implication's confidence), admits the matches of rules whose requires or
 // requiresCategory are met, drops what a detected technology excludes,
 // and picks each version.
 func (e *Engine) resolve(sc *scratch) []Detection {
-	if len(sc.detected) == 0 {
+	if len(sc.matched) == 0 {
 		return nil
 	}
-	direct := make(map[int32]int, len(sc.detected))
-	for _, t := range sc.detected {
-		direct[t] = sc.techConf[t]
+	matched := make(map[int32]int, len(sc.matched))
+	for _, r := range sc.matched {
+		matched[r] = sc.ruleConf[r]
 	}
-	conf := e.closure(direct, nil)
+	conf := e.closure(matched, nil)
 	blocked := map[int32]bool{}
 	for t := range conf {
 		for _, x := range e.techs[t].excludes {
@@ -90,19 +108,20 @@ func (e *Engine) resolve(sc *scratch) []Detection {
 		}
 	}
 	if len(blocked) > 0 {
-		conf = e.closure(direct, blocked)
+		conf = e.closure(matched, blocked)
 	}
 
 	versions := map[int32][]versionHit{}
 	for _, v := range sc.versions {
-		if _, ok := conf[v.tech]; ok {
-			versions[v.tech] = append(versions[v.tech], v)
+		t := e.rules[v.rule].tech
+		if _, ok := conf[t]; ok {
+			versions[t] = append(versions[t], v)
 		}
 	}
 	for t, c := range conf {
 		for _, im := range e.techs[t].implies {
 			if _, ok := conf[im.tech]; ok && im.version != "" {
-				versions[im.tech] = append(versions[im.tech], versionHit{tech: im.tech, version: im.version, confidence: min(c, im.confidence)})
+				versions[im.tech] = append(versions[im.tech], versionHit{version: im.version, confidence: min(c, im.confidence)})
 			}
 		}
 	}
@@ -126,13 +145,16 @@ func (e *Engine) resolve(sc *scratch) []Detection {
 	return out
 }
 
-// closure computes the detected set and confidences: direct matches of
-// technologies without requirements, their implications (transitively), and
-// repeatedly technologies whose requirement the set now meets. blocked
-// technologies are never admitted. Confidence only rises and is capped, so
-// the loop ends.
-func (e *Engine) closure(direct map[int32]int, blocked map[int32]bool) map[int32]int {
-	conf := make(map[int32]int, len(direct)*2)
+// closure computes the detected technologies and their confidences from
+// the matched rules: a technology's direct confidence is the sum of its
+// admitted rules' (at most 100); rules without a requirement are admitted
+// at once, their technologies' implications followed transitively, and
+// then, repeatedly, rules whose requirement the set now meets. blocked
+// technologies are never admitted. Confidence only rises and is capped,
+// so the loop ends.
+func (e *Engine) closure(matched map[int32]int, blocked map[int32]bool) map[int32]int {
+	conf := make(map[int32]int, len(matched)*2)
+	direct := make(map[int32]int, len(matched))
 	var work []int32
 	raise := func(t int32, c int) {
 		if blocked[t] {
@@ -144,13 +166,18 @@ func (e *Engine) closure(direct map[int32]int, blocked map[int32]bool) map[int32
 		conf[t] = c
 		work = append(work, t)
 	}
+	admit := func(r int32) {
+		t := e.rules[r].tech
+		direct[t] = min(100, direct[t]+matched[r])
+		raise(t, direct[t])
+	}
 	var gated []int32
-	for _, t := range sortedTechs(direct) {
-		if ti := &e.techs[t]; len(ti.requires) > 0 || len(ti.requiresCat) > 0 {
-			gated = append(gated, t)
+	for _, r := range sortedKeys(matched) {
+		if e.rules[r].gated() {
+			gated = append(gated, r)
 			continue
 		}
-		raise(t, direct[t])
+		admit(r)
 	}
 	for {
 		for len(work) > 0 {
@@ -161,10 +188,10 @@ func (e *Engine) closure(direct map[int32]int, blocked map[int32]bool) map[int32
 			}
 		}
 		admitted := false
-		for _, g := range gated {
-			if _, ok := conf[g]; !ok && !blocked[g] && e.requirementMet(g, conf) {
-				raise(g, direct[g])
-				admitted = true
+		for i, g := range gated {
+			if g >= 0 && !blocked[e.rules[g].tech] && e.requirementMet(g, conf) {
+				admit(g)
+				gated[i], admitted = -1, true
 			}
 		}
 		if !admitted {
@@ -176,19 +203,19 @@ func (e *Engine) closure(direct map[int32]int, blocked map[int32]bool) map[int32
 // requirementMet: any required technology, or any technology of a
 // required category, is in the set (Wappalyzer runs a technology with
 // requires once any of them is found).
-func (e *Engine) requirementMet(t int32, conf map[int32]int) bool {
-	ti := &e.techs[t]
-	for _, r := range ti.requires {
-		if _, ok := conf[r]; ok {
+func (e *Engine) requirementMet(r int32, conf map[int32]int) bool {
+	ri := &e.rules[r]
+	for _, t := range ri.requires {
+		if _, ok := conf[t]; ok {
 			return true
 		}
 	}
-	if len(ti.requiresCat) == 0 {
+	if len(ri.requiresCat) == 0 {
 		return false
 	}
 	for d := range conf {
 		for _, c := range e.techs[d].cats {
-			if slices.Contains(ti.requiresCat, c) {
+			if slices.Contains(ri.requiresCat, c) {
 				return true
 			}
 		}
@@ -196,7 +223,7 @@ func (e *Engine) requirementMet(t int32, conf map[int32]int) bool {
 	return false
 }
 
-func sortedTechs(m map[int32]int) []int32 {
+func sortedKeys(m map[int32]int) []int32 {
 	out := make([]int32, 0, len(m))
 	for t := range m {
 		out = append(out, t)

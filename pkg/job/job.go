@@ -1,6 +1,3 @@
-// Package job defines the job document that travels through Surveyor: ingest
-// publishes it to the JOBS stream, workers update its status, and the final
-// document is published to the RESULTS stream and served by GET.
 package job
 
 import (
@@ -9,47 +6,6 @@ import (
 	"strconv"
 	"time"
 )
-
-// Kind names what a job does. It is also the last token of its subjects:
-// jobs.<kind>, results.<kind>.<id>, deadletter.<kind>.
-type Kind string
-
-const (
-	Scan    Kind = "scan"
-	Sitemap Kind = "sitemap"
-	Email   Kind = "email"
-)
-
-// Kinds lists every job kind, in a stable order.
-var Kinds = []Kind{Scan, Sitemap, Email}
-
-// Valid reports whether k is one of Kinds.
-func (k Kind) Valid() bool { return k == Scan || k == Sitemap || k == Email }
-
-// IDField is the name the job's id carries in JSON documents for this kind.
-func (k Kind) IDField() string {
-	switch k {
-	case Scan:
-		return "scan_id"
-	case Sitemap:
-		return "sitemap_id"
-	default:
-		return "job_id"
-	}
-}
-
-// Status is where a job is in its life.
-type Status string
-
-const (
-	Queued    Status = "queued"
-	Running   Status = "running"
-	Completed Status = "completed"
-	Failed    Status = "failed"
-)
-
-// Finished reports whether the job will not change any more.
-func (s Status) Finished() bool { return s == Completed || s == Failed }
 
 // Job is the job document of the contract (§4). The id is written under the
 // kind's own field name (scan_id, sitemap_id or job_id).

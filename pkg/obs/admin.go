@@ -30,10 +30,7 @@ func (a *Admin) Serve(ctx context.Context, started func(addr string)) error {
 		}
 		w.Write([]byte("ready\n"))
 	})
-	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-		a.Registry.Write(w)
-	})
+	mux.Handle("GET /metrics", a.Registry.Handler())
 	ln, err := net.Listen("tcp", a.Addr)
 	if err != nil {
 		return err

@@ -2,11 +2,12 @@ package sitemap
 
 import (
 	"bytes"
-	"encoding/json"
 	"encoding/xml"
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/surveyor/surveyor/pkg/job"
 )
 
 type urlset struct {
@@ -26,8 +27,8 @@ func parse(t *testing.T, b []byte) urlset {
 	return u
 }
 
-func html(url string) Page {
-	return Page{URL: url, Status: 200, ContentType: "text/html; charset=utf-8"}
+func html(url string) job.SitemapPage {
+	return job.SitemapPage{URL: url, Status: 200, ContentType: "text/html; charset=utf-8"}
 }
 
 func TestWriteXMLListsOnlyIndexablePages(t *testing.T) {
@@ -50,7 +51,7 @@ func TestWriteXMLListsOnlyIndexablePages(t *testing.T) {
 	xhtml.LastMod = "2024-02"
 
 	var buf bytes.Buffer
-	if err := WriteXML(&buf, []Page{ok, noindex, self, canon, missing, pdf, failed, xhtml}); err != nil {
+	if err := WriteXML(&buf, []job.SitemapPage{ok, noindex, self, canon, missing, pdf, failed, xhtml}); err != nil {
 		t.Fatal(err)
 	}
 	got := parse(t, buf.Bytes())
@@ -74,7 +75,7 @@ func TestWriteXMLListsOnlyIndexablePages(t *testing.T) {
 func TestWriteXMLEscapes(t *testing.T) {
 	raw := `https://example.com/q?a=1&b='x'&c="<y>"&d=é`
 	var buf bytes.Buffer
-	if err := WriteXML(&buf, []Page{html(raw)}); err != nil {
+	if err := WriteXML(&buf, []job.SitemapPage{html(raw)}); err != nil {
 		t.Fatal(err)
 	}
 	s := buf.String()
@@ -91,7 +92,7 @@ func TestWriteXMLDropsBadLastMod(t *testing.T) {
 	p := html("https://example.com/")
 	p.LastMod = "yesterday"
 	var buf bytes.Buffer
-	if err := WriteXML(&buf, []Page{p}); err != nil {
+	if err := WriteXML(&buf, []job.SitemapPage{p}); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(buf.String(), "lastmod") {
@@ -100,7 +101,7 @@ func TestWriteXMLDropsBadLastMod(t *testing.T) {
 }
 
 func TestWriteXMLCapsAtMaxURLs(t *testing.T) {
-	pages := make([]Page, MaxURLs+10)
+	pages := make([]job.SitemapPage, MaxURLs+10)
 	for i := range pages {
 		pages[i] = html(fmt.Sprintf("https://example.com/p%d", i))
 	}
@@ -122,7 +123,7 @@ func TestWriteXMLCapsAtMaxBytes(t *testing.T) {
 		t.Skip("50 MiB of output is too slow under the race detector")
 	}
 	long := html("https://example.com/" + strings.Repeat("a", 1<<20))
-	pages := make([]Page, 60) // 60 MiB of entries
+	pages := make([]job.SitemapPage, 60) // 60 MiB of entries
 	for i := range pages {
 		pages[i] = long
 	}
@@ -156,42 +157,5 @@ func TestNormalizeLastMod(t *testing.T) {
 		if got := NormalizeLastMod(in); got != want {
 			t.Errorf("NormalizeLastMod(%q) = %q, want %q", in, got, want)
 		}
-	}
-}
-
-// The result document carries the contract's field names.
-func TestResultJSONFields(t *testing.T) {
-	r := Result{Pages: []Page{html("https://example.com/")}, RobotsTxt: Robots{Sitemaps: []string{}}}
-	b, err := json.Marshal(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range []string{"pages", "page_count", "truncated", "excluded", "robots_txt"} {
-		if _, ok := m[k]; !ok {
-			t.Errorf("result lacks %q: %s", k, b)
-		}
-	}
-	page := m["pages"].([]any)[0].(map[string]any)
-	for _, k := range []string{"url", "status", "title", "depth", "content_type", "lastmod", "source"} {
-		if _, ok := page[k]; !ok {
-			t.Errorf("page lacks %q: %s", k, b)
-		}
-	}
-	ex := m["excluded"].(map[string]any)
-	for _, k := range []string{"robots", "noindex", "out_of_scope", "errors"} {
-		if _, ok := ex[k]; !ok {
-			t.Errorf("excluded lacks %q: %s", k, b)
-		}
-	}
-	rt := m["robots_txt"].(map[string]any)
-	if _, ok := rt["found"]; !ok {
-		t.Errorf("robots_txt lacks found: %s", b)
-	}
-	if s, ok := rt["sitemaps"].([]any); !ok || s == nil {
-		t.Errorf("robots_txt.sitemaps is not a list: %s", b)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"encoding/xml"
 	"io"
+
+	"github.com/surveyor/surveyor/pkg/job"
 )
 
 // The sitemaps.org protocol caps one file at 50,000 URLs and 50 MiB
@@ -24,14 +26,14 @@ const (
 // (a caller that needs them must split the list into several files and an
 // index). A Surveyor crawl fetches at most 10,000 pages, so its sitemap
 // always fits one file.
-func WriteXML(w io.Writer, pages []Page) error {
+func WriteXML(w io.Writer, pages []job.SitemapPage) error {
 	bw := bufio.NewWriter(w)
 	bw.WriteString(xmlHead)
 	size, n := len(xmlHead)+len(xmlTail), 0
 	var entry []byte
 	for i := range pages {
 		p := &pages[i]
-		if !p.IsIndexable() {
+		if !IsIndexable(p) {
 			continue
 		}
 		entry = appendEntry(entry[:0], p)
@@ -47,7 +49,7 @@ func WriteXML(w io.Writer, pages []Page) error {
 }
 
 // appendEntry appends one <url> element.
-func appendEntry(b []byte, p *Page) []byte {
+func appendEntry(b []byte, p *job.SitemapPage) []byte {
 	b = append(b, "  <url><loc>"...)
 	b = appendLoc(b, p.URL)
 	b = append(b, "</loc>"...)

@@ -294,9 +294,11 @@ func errString(err error, def string) string {
 }
 
 // Base is the database custom technologies are layered on: the built-in one
-// with the files of dir (FINGERPRINTS_DIR; "" for none) on top. Ingest and
-// the scanners build it alike, so the API shows what scans match. problems
-// lists the patterns of dir that cannot be used, for the caller to log.
+// with the files of dir (FINGERPRINTS_DIR; "" for none) added to it, so a
+// technology both define is one technology, found by the patterns of both
+// (see fingerprint.Combine). Ingest and the scanners build it alike, so the
+// API shows what scans match. problems lists what the loader could not use
+// as written, for the caller to log; none of them stops the load.
 func Base(dir string) (db *fingerprint.DB, problems []fingerprint.Problem, err error) {
 	builtin, err := fingerprint.Builtin()
 	if err != nil {
@@ -305,9 +307,10 @@ func Base(dir string) (db *fingerprint.DB, problems []fingerprint.Problem, err e
 	if dir == "" {
 		return builtin, nil, nil
 	}
-	extra, report, err := fingerprint.LoadDir(dir)
+	extra, err := fingerprint.LoadDir(dir)
 	if err != nil {
 		return nil, nil, fmt.Errorf("FINGERPRINTS_DIR: %w", err)
 	}
-	return fingerprint.Merge(builtin, extra), report.Problems, nil
+	db = fingerprint.Combine(builtin, extra)
+	return db, db.Report().Problems, nil
 }

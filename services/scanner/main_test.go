@@ -20,7 +20,6 @@ import (
 	"github.com/surveyor/surveyor/pkg/service"
 	"github.com/surveyor/surveyor/pkg/techstore"
 	"github.com/surveyor/surveyor/pkg/worker"
-	"github.com/surveyor/surveyor/services/scanner/internal/scan"
 )
 
 const page = `<!doctype html><html><head><title>Acme</title>
@@ -61,12 +60,12 @@ func TestCustomFingerprintsReachEveryReplica(t *testing.T) {
 	}
 	detected := func(h worker.Handler) map[string]string {
 		t.Helper()
-		res, err := h.Handle(ctx, &job.Job{ID: "t", Kind: job.Scan, URL: srv.URL + "/"}, nil)
+		res, err := h.Handle(ctx, &job.Job{ID: "t", Kind: job.Scan, URL: srv.URL + "/", Options: job.CanonicalOptions(nil)}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		out := map[string]string{}
-		for _, d := range res.(*scan.Result).Technologies {
+		for _, d := range res.(*job.ScanResult).Technologies {
 			out[d.Name] = d.Version
 		}
 		return out

@@ -36,10 +36,12 @@ func TestEveryEndpointWithRealWorkers(t *testing.T) {
 	start(t, "ingest", filepath.Join(binDir(t), "ingest"), append(env, "EMBEDDED_NATS=true",
 		"DATA_DIR="+t.TempDir(), fmt.Sprintf("HTTP_ADDR=127.0.0.1:%d", httpPort)))
 	waitReady(t, api+"/readyz")
+	metrics := []string{api + "/metrics"}
 	for _, w := range []string{"scanner", "sitemapper", "emailcheck"} {
-		admin := freePort(t)
-		start(t, w, filepath.Join(binDir(t), w), append(env, fmt.Sprintf("ADMIN_ADDR=127.0.0.1:%d", admin)))
-		waitReady(t, fmt.Sprintf("http://127.0.0.1:%d/readyz", admin))
+		admin := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
+		start(t, w, filepath.Join(binDir(t), w), append(env, "ADMIN_ADDR="+strings.TrimPrefix(admin, "http://")))
+		waitReady(t, admin+"/readyz")
+		metrics = append(metrics, admin+"/metrics")
 	}
 
 	post := func(path, body string) map[string]any {
@@ -131,6 +133,28 @@ func TestEveryEndpointWithRealWorkers(t *testing.T) {
 	for _, j := range batch["jobs"].([]any) {
 		done("/v1/email/validate/" + j.(map[string]any)["job_id"].(string))
 	}
+
+	// A scan of a closed port fails and is dead-lettered; a repeated
+	// request is deduplicated. Then every metric of the README is exported.
+	closed := fmt.Sprintf("http://127.0.0.1:%d/", freePort(t))
+	failing := post("/v1/scan", fmt.Sprintf(`{"url": %q}`, closed))
+	if again := post("/v1/scan", fmt.Sprintf(`{"url": %q}`, closed)); again["deduplicated"] != true {
+		t.Errorf("a repeated scan was not deduplicated: %v", again)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		var doc map[string]any
+		if res, err := http.Get(api + "/v1/scan/" + failing["scan_id"].(string)); err == nil {
+			json.NewDecoder(res.Body).Decode(&doc)
+			res.Body.Close()
+		}
+		if doc["status"] == "failed" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the scan of a closed port did not fail in time: %v", doc)
+		}
+	}
+	checkMetrics(t, metrics)
 }
 
 // siteServer is a small WordPress-on-nginx site with robots.txt and a

@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/surveyor/surveyor/pkg/job"
 	"github.com/surveyor/surveyor/services/emailcheck/data"
 )
 
@@ -33,14 +34,6 @@ const maxListBytes = 16 << 20
 
 // commonTLDs are the endings a mistyped top-level domain is corrected to.
 var commonTLDs = []string{"com", "net", "org", "edu", "gov", "info", "biz"}
-
-// Result is the "misc" part of the email result (contract §4).
-type Result struct {
-	Disposable   bool   `json:"disposable"`
-	RoleAccount  bool   `json:"role_account"`
-	FreeProvider bool   `json:"free_provider"`
-	Suggestion   string `json:"suggestion,omitempty"`
-}
 
 // Lists holds the loaded lists. It is read-only after Load, so one value is
 // shared by all validations.
@@ -132,8 +125,8 @@ func readList(r io.Reader, name string, set map[string]bool, key func(string) st
 
 // Check looks at a syntactically valid address: local part as written,
 // domain lower-case A-labels.
-func (l *Lists) Check(local, domain string) Result {
-	return Result{
+func (l *Lists) Check(local, domain string) job.EmailMisc {
+	return job.EmailMisc{
 		Disposable:   l.isDisposable(domain),
 		RoleAccount:  l.role[roleKey(local)],
 		FreeProvider: l.free[domain],

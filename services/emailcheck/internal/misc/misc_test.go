@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/surveyor/surveyor/pkg/job"
 )
 
 func TestCheckBuiltin(t *testing.T) {
@@ -13,34 +15,34 @@ func TestCheckBuiltin(t *testing.T) {
 	}
 	cases := []struct {
 		local, domain string
-		want          Result
+		want          job.EmailMisc
 	}{
-		{"jane", "gmail.com", Result{FreeProvider: true}},
-		{"jane", "example.com", Result{}},
-		{"jane", "mailinator.com", Result{Disposable: true}},
-		{"jane", "eu.mailinator.com", Result{Disposable: true}},
-		{"jane", "notmailinator.com", Result{}},
-		{"info", "example.com", Result{RoleAccount: true}},
-		{"Sales+eu", "example.com", Result{RoleAccount: true}},
-		{"customer.service", "example.com", Result{RoleAccount: true}},
-		{"no-reply", "example.com", Result{RoleAccount: true}},
-		{"Postmaster", "yahoo.com", Result{RoleAccount: true, FreeProvider: true}},
-		{"infosec.jane", "example.com", Result{}},
-		{"jane", "gmial.com", Result{Suggestion: "jane@gmail.com"}},
-		{"jane", "gmai.com", Result{Suggestion: "jane@gmail.com"}},
-		{"jane", "hotmial.com", Result{Suggestion: "jane@hotmail.com"}},
-		{"jane", "yahoo.con", Result{Suggestion: "jane@yahoo.com"}},
-		{"jane", "outlok.com", Result{Suggestion: "jane@outlook.com"}},
-		{"jane", "gooogleemail.com", Result{Suggestion: "jane@googlemail.com"}},
-		{"jane", "example.con", Result{Suggestion: "jane@example.com"}},
-		{"jane", "example.ogr", Result{Suggestion: "jane@example.org"}},
-		{"jane", "example.nett", Result{Suggestion: "jane@example.net"}},
-		{"jane", "example.new", Result{}},  // a real TLD
-		{"jane", "example.co", Result{}},   // two letters: a country code
-		{"jane", "example.cm", Result{}},   // two letters: a country code
-		{"jane", "example.tech", Result{}}, // far from every common TLD
-		{"jane", "mail.com", Result{FreeProvider: true}},
-		{"jane", "gmx.de", Result{FreeProvider: true}},
+		{"jane", "gmail.com", job.EmailMisc{FreeProvider: true}},
+		{"jane", "example.com", job.EmailMisc{}},
+		{"jane", "mailinator.com", job.EmailMisc{Disposable: true}},
+		{"jane", "eu.mailinator.com", job.EmailMisc{Disposable: true}},
+		{"jane", "notmailinator.com", job.EmailMisc{}},
+		{"info", "example.com", job.EmailMisc{RoleAccount: true}},
+		{"Sales+eu", "example.com", job.EmailMisc{RoleAccount: true}},
+		{"customer.service", "example.com", job.EmailMisc{RoleAccount: true}},
+		{"no-reply", "example.com", job.EmailMisc{RoleAccount: true}},
+		{"Postmaster", "yahoo.com", job.EmailMisc{RoleAccount: true, FreeProvider: true}},
+		{"infosec.jane", "example.com", job.EmailMisc{}},
+		{"jane", "gmial.com", job.EmailMisc{Suggestion: "jane@gmail.com"}},
+		{"jane", "gmai.com", job.EmailMisc{Suggestion: "jane@gmail.com"}},
+		{"jane", "hotmial.com", job.EmailMisc{Suggestion: "jane@hotmail.com"}},
+		{"jane", "yahoo.con", job.EmailMisc{Suggestion: "jane@yahoo.com"}},
+		{"jane", "outlok.com", job.EmailMisc{Suggestion: "jane@outlook.com"}},
+		{"jane", "gooogleemail.com", job.EmailMisc{Suggestion: "jane@googlemail.com"}},
+		{"jane", "example.con", job.EmailMisc{Suggestion: "jane@example.com"}},
+		{"jane", "example.ogr", job.EmailMisc{Suggestion: "jane@example.org"}},
+		{"jane", "example.nett", job.EmailMisc{Suggestion: "jane@example.net"}},
+		{"jane", "example.new", job.EmailMisc{}},  // a real TLD
+		{"jane", "example.co", job.EmailMisc{}},   // two letters: a country code
+		{"jane", "example.cm", job.EmailMisc{}},   // two letters: a country code
+		{"jane", "example.tech", job.EmailMisc{}}, // far from every common TLD
+		{"jane", "mail.com", job.EmailMisc{FreeProvider: true}},
+		{"jane", "gmx.de", job.EmailMisc{FreeProvider: true}},
 	}
 	for _, c := range cases {
 		if got := l.Check(c.local, c.domain); got != c.want {

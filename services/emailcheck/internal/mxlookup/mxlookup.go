@@ -9,36 +9,27 @@ import (
 	"context"
 	"errors"
 
+	"github.com/surveyor/surveyor/pkg/job"
 	"github.com/surveyor/surveyor/pkg/resolver"
 )
 
-// MX is one mail exchanger of the result.
-type MX struct {
-	Host       string `json:"host"`
-	Preference uint16 `json:"preference"`
-}
-
-// Result is the "dns" part of the email result (contract §4).
+// Result is the "dns" part of the email result and what the rest of the
+// validation needs to know.
 type Result struct {
-	HasMX     bool   `json:"has_mx"`
-	MX        []MX   `json:"mx"`
-	NullMX    bool   `json:"null_mx"`
-	FallbackA bool   `json:"fallback_a"`
-	Error     string `json:"error,omitempty"`
-
+	job.EmailDNS
 	// Hosts are the mail hosts to try, in order.
-	Hosts []string `json:"-"`
+	Hosts []string
 	// NoDomain: NXDOMAIN or no way to deliver (null MX, neither MX nor
 	// address): the address cannot receive mail.
-	NoDomain bool `json:"-"`
+	NoDomain bool
 	// Temporary: the lookup failed (SERVFAIL, timeout); nothing is known.
-	Temporary bool `json:"-"`
+	Temporary bool
 }
 
 // Lookup resolves domain (lower-case A-labels). The resolver caches
 // answers for their TTLs, so repeated lookups of a domain are cheap.
 func Lookup(ctx context.Context, r *resolver.Resolver, domain string) Result {
-	res := Result{MX: []MX{}}
+	res := Result{EmailDNS: job.EmailDNS{MX: []job.MX{}}}
 	fail := func(err error) Result {
 		res.Error = err.Error()
 		res.Temporary = !errors.Is(err, resolver.ErrNotFound)
@@ -50,7 +41,7 @@ func Lookup(ctx context.Context, r *resolver.Resolver, domain string) Result {
 		return fail(err)
 	}
 	for _, mx := range mxs {
-		res.MX = append(res.MX, MX{Host: mx.Host, Preference: mx.Preference})
+		res.MX = append(res.MX, job.MX{Host: mx.Host, Preference: mx.Preference})
 	}
 	if len(mxs) == 1 && mxs[0].Host == "." {
 		res.NullMX, res.NoDomain = true, true

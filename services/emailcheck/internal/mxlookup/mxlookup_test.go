@@ -7,6 +7,7 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/surveyor/surveyor/pkg/job"
 	"github.com/surveyor/surveyor/pkg/resolver"
 	"github.com/surveyor/surveyor/services/emailcheck/internal/testservers"
 )
@@ -27,7 +28,7 @@ func TestLookup(t *testing.T) {
 	ctx := context.Background()
 
 	got := Lookup(ctx, r, "two.test")
-	want := []MX{{"primary.two.test", 10}, {"backup.two.test", 20}}
+	want := []job.MX{{Host: "primary.two.test", Preference: 10}, {Host: "backup.two.test", Preference: 20}}
 	if !got.HasMX || !reflect.DeepEqual(got.MX, want) || !reflect.DeepEqual(got.Hosts, []string{"primary.two.test", "backup.two.test"}) {
 		t.Errorf("two MX: %+v", got)
 	}

@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/net/idna"
+
+	"github.com/surveyor/surveyor/pkg/job"
 )
 
 // Length limits in octets: RFC 5321 4.5.3.1.1 (local part) and the 256-octet
@@ -20,18 +22,6 @@ const (
 	maxDomain  = 253
 	maxLabel   = 63
 )
-
-// Result is the "syntax" part of the email result (contract §4).
-type Result struct {
-	Valid      bool   `json:"valid"`
-	LocalPart  string `json:"local_part"`
-	Domain     string `json:"domain"`
-	Normalized string `json:"normalized"`
-	Reason     string `json:"reason,omitempty"`
-	// SMTPUTF8 marks a local part with non-ASCII characters: only servers
-	// that offer the SMTPUTF8 extension (RFC 6531) can take it.
-	SMTPUTF8 bool `json:"smtputf8,omitempty"`
-}
 
 // idnaProfile maps a domain the way a resolver would look it up (UTS 46,
 // non-transitional, with the bidi rule) and converts it to A-labels.
@@ -45,10 +35,10 @@ var idnaProfile = idna.New(
 // Parse checks addr. Surrounding white space is ignored; everything else
 // must be part of the address. The local part is kept as written (mailbox
 // names may be case-sensitive), the domain is lower-cased and in punycode.
-func Parse(addr string) Result {
+func Parse(addr string) job.EmailSyntax {
 	addr = strings.TrimSpace(addr)
-	r := Result{}
-	fail := func(format string, args ...any) Result {
+	r := job.EmailSyntax{}
+	fail := func(format string, args ...any) job.EmailSyntax {
 		r.Valid, r.Normalized = false, ""
 		r.Reason = fmt.Sprintf(format, args...)
 		return r

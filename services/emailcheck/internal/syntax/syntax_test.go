@@ -72,6 +72,7 @@ func TestParseInvalid(t *testing.T) {
 	cases := []struct{ in, reason string }{
 		{"", "empty address"},
 		{"   ", "empty address"},
+		{"\n", "empty address"}, // ingest takes any string of 1..320 characters
 		{"plainaddress", "missing @"},
 		{"@example.com", "empty local part"},
 		{"user@", "empty domain"},

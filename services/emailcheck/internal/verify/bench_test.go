@@ -12,6 +12,7 @@ import (
 
 	"github.com/emersion/go-smtp"
 
+	"github.com/surveyor/surveyor/pkg/job"
 	"github.com/surveyor/surveyor/pkg/resolver"
 	"github.com/surveyor/surveyor/services/emailcheck/internal/mxlookup"
 	"github.com/surveyor/surveyor/services/emailcheck/internal/smtpprobe"
@@ -86,11 +87,11 @@ func BenchmarkSharedVsFresh(b *testing.B) {
 			b.Fatal(err)
 		}
 		start := time.Now()
-		verdicts := runAll(addrs, func(a string) string { return h.Verify(context.Background(), a, false).Reachable })
+		verdicts := runAll(addrs, func(a string) job.Reachable { return h.Verify(context.Background(), a, false).Reachable })
 		shared += time.Since(start)
 		h.Close()
 		checkLimit("shared")
-		if verdicts[Invalid] != unknownUsers || verdicts[Unknown] != 0 {
+		if verdicts[job.ReachableInvalid] != unknownUsers || verdicts[job.ReachableUnknown] != 0 {
 			b.Fatalf("shared verdicts %v", verdicts)
 		}
 
@@ -99,7 +100,7 @@ func BenchmarkSharedVsFresh(b *testing.B) {
 		verdicts = runAll(addrs, n.verify)
 		fresh += time.Since(start)
 		checkLimit("fresh")
-		if verdicts[Invalid] != unknownUsers || verdicts[Unknown] != 0 {
+		if verdicts[job.ReachableInvalid] != unknownUsers || verdicts[job.ReachableUnknown] != 0 {
 			b.Fatalf("fresh verdicts %v", verdicts)
 		}
 	}
@@ -112,10 +113,10 @@ func BenchmarkSharedVsFresh(b *testing.B) {
 }
 
 // runAll validates addrs with benchWorkers goroutines and counts verdicts.
-func runAll(addrs []string, verify func(string) string) map[string]int {
+func runAll(addrs []string, verify func(string) job.Reachable) map[job.Reachable]int {
 	work := make(chan string)
 	var mu sync.Mutex
-	counts := map[string]int{}
+	counts := map[job.Reachable]int{}
 	var wg sync.WaitGroup
 	for range benchWorkers {
 		wg.Go(func() {
@@ -149,16 +150,16 @@ func newNaive(cfg Config) *naive {
 	return &naive{cfg: cfg, res: resolver.New(cfg.DNSServer), slots: map[string]chan struct{}{}}
 }
 
-func (n *naive) verify(addr string) string {
+func (n *naive) verify(addr string) job.Reachable {
 	ctx := context.Background()
 	domain := addr[strings.LastIndexByte(addr, '@')+1:]
 	dns := mxlookup.Lookup(ctx, n.res, domain)
 	if dns.NoDomain {
-		return Invalid
+		return job.ReachableInvalid
 	}
 	ips, err := n.res.LookupNetIP(ctx, "ip4", dns.Hosts[0])
 	if err != nil || len(ips) == 0 {
-		return Unknown
+		return job.ReachableUnknown
 	}
 	server := netip.AddrPortFrom(ips[0], uint16(n.cfg.SMTPPort)).String()
 	n.mu.Lock()
@@ -173,32 +174,32 @@ func (n *naive) verify(addr string) string {
 
 	conn, err := net.DialTimeout("tcp", server, n.cfg.ConnectTimeout)
 	if err != nil {
-		return Unknown
+		return job.ReachableUnknown
 	}
 	c, err := smtpprobe.NewClient(ctx, conn, dns.Hosts[0], n.cfg.BannerTimeout, n.cfg.CommandTimeout)
 	if err != nil {
-		return Unknown
+		return job.ReachableUnknown
 	}
 	defer c.Quit(ctx)
 	if c.Hello(ctx, n.cfg.HELO) != nil || c.Mail(ctx, n.cfg.From, false) != nil {
-		return Unknown
+		return job.ReachableUnknown
 	}
 	probe, err := c.Rcpt(ctx, randomLocal()+"@"+domain)
 	if err != nil {
-		return Unknown
+		return job.ReachableUnknown
 	}
 	r, err := c.Rcpt(ctx, addr)
 	if err != nil {
-		return Unknown
+		return job.ReachableUnknown
 	}
 	switch smtpprobe.Classify(r) {
 	case smtpprobe.Accepted:
 		if smtpprobe.Classify(probe) == smtpprobe.Accepted {
-			return Risky
+			return job.ReachableRisky
 		}
-		return Safe
+		return job.ReachableSafe
 	case smtpprobe.NoSuchUser:
-		return Invalid
+		return job.ReachableInvalid
 	}
-	return Unknown
+	return job.ReachableUnknown
 }

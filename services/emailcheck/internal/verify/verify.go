@@ -21,14 +21,6 @@ import (
 	"github.com/surveyor/surveyor/services/emailcheck/internal/ttlcache"
 )
 
-// Verdicts (contract §4).
-const (
-	Safe    = "safe"
-	Risky   = "risky"
-	Invalid = "invalid"
-	Unknown = "unknown"
-)
-
 // Cache sizes: enough for a day of a busy worker, bounded all the same.
 const (
 	maxCachedAddresses = 200_000
@@ -42,30 +34,6 @@ var (
 		"Validations by verdict.", "reachable")
 )
 
-// Result is the email result document.
-type Result struct {
-	Reachable string          `json:"reachable"`
-	Syntax    syntax.Result   `json:"syntax"`
-	DNS       mxlookup.Result `json:"dns"`
-	SMTP      SMTP            `json:"smtp"`
-	Misc      misc.Result     `json:"misc"`
-}
-
-// SMTP is the "smtp" part of the result.
-type SMTP struct {
-	Checked      bool   `json:"checked"`
-	CanConnect   bool   `json:"can_connect"`
-	Deliverable  bool   `json:"deliverable"`
-	CatchAll     bool   `json:"catch_all"`
-	FullInbox    bool   `json:"full_inbox"`
-	Disabled     bool   `json:"disabled"`
-	Code         int    `json:"code"`
-	EnhancedCode string `json:"enhanced_code,omitempty"`
-	Message      string `json:"message,omitempty"`
-	MXHost       string `json:"mx_host,omitempty"`
-	Error        string `json:"error,omitempty"`
-}
-
 // Handler validates addresses. It implements worker.Handler for email jobs
 // and is safe for concurrent use.
 type Handler struct {
@@ -73,7 +41,7 @@ type Handler struct {
 	res      *resolver.Resolver
 	lists    *misc.Lists
 	prober   *smtpprobe.Prober
-	results  *ttlcache.Cache[string, Result]
+	results  *ttlcache.Cache[string, job.EmailResult]
 	catchAll *ttlcache.Cache[string, bool]
 	slots    chan struct{} // Concurrency
 }
@@ -100,7 +68,7 @@ func NewHandler(cfg Config) (*Handler, error) {
 			CommandTimeout: cfg.CommandTimeout, IdleTimeout: cfg.IdleTimeout,
 			PerServer: cfg.PerServer, Resolver: res,
 		}),
-		results:  ttlcache.New[string, Result](maxCachedAddresses),
+		results:  ttlcache.New[string, job.EmailResult](maxCachedAddresses),
 		catchAll: ttlcache.New[string, bool](maxCachedDomains),
 		slots:    make(chan struct{}, max(cfg.Concurrency, 1)),
 	}, nil
@@ -117,64 +85,65 @@ func (h *Handler) Handle(ctx context.Context, j *job.Job, p worker.Progress) (an
 		return nil, worker.Permanent(fmt.Errorf("emailcheck: job kind %q", j.Kind))
 	}
 	if p != nil {
-		p.Report(map[string]string{"stage": "validating"})
+		p.Report(job.EmailProgress{Stage: "validating"})
 	}
 	r := h.Verify(ctx, j.Email, j.Force)
-	if err := ctx.Err(); err != nil && r.Reachable == Unknown {
+	if err := ctx.Err(); err != nil && r.Reachable == job.ReachableUnknown {
 		return nil, err
 	}
 	return r, nil
 }
 
 // Verify validates one address. force skips the per-address cache.
-func (h *Handler) Verify(ctx context.Context, addr string, force bool) Result {
-	r := Result{Syntax: syntax.Parse(addr), DNS: mxlookup.Result{MX: []mxlookup.MX{}}}
+func (h *Handler) Verify(ctx context.Context, addr string, force bool) job.EmailResult {
+	r := job.EmailResult{Syntax: syntax.Parse(addr), DNS: job.EmailDNS{MX: []job.MX{}}}
 	if !r.Syntax.Valid {
-		r.Reachable = Invalid
+		r.Reachable = job.ReachableInvalid
 		return r
 	}
 	r.Misc = h.lists.Check(r.Syntax.LocalPart, r.Syntax.Domain)
-	out, hit, err := h.results.Do(ctx, r.Syntax.Normalized, force, func() (Result, time.Duration) {
+	out, hit, err := h.results.Do(ctx, r.Syntax.Normalized, force, func() (job.EmailResult, time.Duration) {
 		v := h.verify(ctx, r)
-		if v.Reachable == Unknown {
+		if v.Reachable == job.ReachableUnknown {
 			return v, 0 // a temporary state: ask again next time
 		}
 		return v, h.cfg.CacheTTL
 	})
 	if err != nil {
-		r.Reachable, r.SMTP.Error = Unknown, err.Error()
+		r.Reachable, r.SMTP.Error = job.ReachableUnknown, err.Error()
 		return r
 	}
 	if hit {
 		cacheHits.Inc()
 	}
-	verdicts.With(out.Reachable).Inc()
+	verdicts.With(string(out.Reachable)).Inc()
 	return out
 }
 
 // verify does the network part for a syntactically valid address.
-func (h *Handler) verify(ctx context.Context, r Result) Result {
+func (h *Handler) verify(ctx context.Context, r job.EmailResult) job.EmailResult {
 	select {
 	case h.slots <- struct{}{}:
 		defer func() { <-h.slots }()
 	case <-ctx.Done():
-		r.Reachable, r.SMTP.Error = Unknown, ctx.Err().Error()
+		r.Reachable, r.SMTP.Error = job.ReachableUnknown, ctx.Err().Error()
 		return r
 	}
 	ctx, cancel := context.WithTimeout(ctx, h.cfg.Timeout)
 	defer cancel()
 
-	r.DNS = mxlookup.Lookup(ctx, h.res, r.Syntax.Domain)
+	mx := mxlookup.Lookup(ctx, h.res, r.Syntax.Domain)
+	r.DNS = mx.EmailDNS
 	switch {
-	case r.DNS.NoDomain:
-		r.Reachable = Invalid
+	case mx.NoDomain:
+		r.Reachable = job.ReachableInvalid
 		return r
-	case r.DNS.Temporary:
-		r.Reachable = Unknown
+	case mx.Temporary:
+		r.Reachable = job.ReachableUnknown
 		return r
 	}
 
-	out := h.probe(ctx, r.DNS.Hosts, r.Syntax.Normalized, r.Syntax.SMTPUTF8)
+	out := h.probe(ctx, mx.Hosts, r.Syntax.Normalized, r.Syntax.SMTPUTF8)
 	s := &r.SMTP
 	s.Checked, s.CanConnect, s.MXHost = out.Checked, out.Connected, out.Host
 	if out.Err != nil {
@@ -182,11 +151,11 @@ func (h *Handler) verify(ctx context.Context, r Result) Result {
 	}
 	if out.NoAddress {
 		r.DNS.Error = "no mail host has an address"
-		r.Reachable = Invalid
+		r.Reachable = job.ReachableInvalid
 		return r
 	}
 	if !out.Checked {
-		r.Reachable = Unknown
+		r.Reachable = job.ReachableUnknown
 		return r
 	}
 	s.Code, s.EnhancedCode, s.Message = out.Reply.Code, out.Reply.Enhanced, out.Reply.Message
@@ -194,23 +163,23 @@ func (h *Handler) verify(ctx context.Context, r Result) Result {
 	switch class {
 	case smtpprobe.Accepted:
 		s.Deliverable = true
-		s.CatchAll = h.isCatchAll(ctx, r.Syntax.Domain, r.DNS.Hosts)
+		s.CatchAll = h.isCatchAll(ctx, r.Syntax.Domain, mx.Hosts)
 		if s.CatchAll || r.Misc.Disposable || r.Misc.RoleAccount {
-			r.Reachable = Risky
+			r.Reachable = job.ReachableRisky
 		} else {
-			r.Reachable = Safe
+			r.Reachable = job.ReachableSafe
 		}
 	case smtpprobe.MailboxFull:
 		s.FullInbox = true
-		r.Reachable = Risky
+		r.Reachable = job.ReachableRisky
 	case smtpprobe.Disabled:
 		s.Disabled = true
-		r.Reachable = Invalid
+		r.Reachable = job.ReachableInvalid
 	case smtpprobe.NoSuchUser:
-		r.Reachable = Invalid
+		r.Reachable = job.ReachableInvalid
 	default: // temporary, greylisted, blocked, unexpected
 		s.Error = class.String()
-		r.Reachable = Unknown
+		r.Reachable = job.ReachableUnknown
 	}
 	return r
 }

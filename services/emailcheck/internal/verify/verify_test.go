@@ -148,60 +148,60 @@ func TestVerdicts(t *testing.T) {
 	h := w.handler(t, nil)
 	cases := []struct {
 		addr      string
-		reachable string
-		check     func(r Result) string // "" when fine
+		reachable job.Reachable
+		check     func(r job.EmailResult) string // "" when fine
 	}{
-		{"alice@ok.test", Safe, func(r Result) string {
+		{"alice@ok.test", job.ReachableSafe, func(r job.EmailResult) string {
 			return expect(r.DNS.HasMX && r.SMTP.Checked && r.SMTP.CanConnect && r.SMTP.Deliverable &&
 				!r.SMTP.CatchAll && r.SMTP.Code == 250 && r.SMTP.MXHost == "mx.ok.test")
 		}},
-		{"Alice@OK.test", Invalid, func(r Result) string { // local parts are case-sensitive to this server
+		{"Alice@OK.test", job.ReachableInvalid, func(r job.EmailResult) string { // local parts are case-sensitive to this server
 			return expect(r.Syntax.Normalized == "Alice@ok.test" && r.SMTP.Code == 550)
 		}},
-		{"bob@ok.test", Invalid, func(r Result) string {
+		{"bob@ok.test", job.ReachableInvalid, func(r job.EmailResult) string {
 			return expect(r.SMTP.Checked && !r.SMTP.Deliverable && r.SMTP.EnhancedCode == "5.1.1" && r.SMTP.Message == "no such user")
 		}},
-		{"alice@catchall.test", Risky, func(r Result) string { return expect(r.SMTP.Deliverable && r.SMTP.CatchAll) }},
-		{"full@ok.test", Risky, func(r Result) string {
+		{"alice@catchall.test", job.ReachableRisky, func(r job.EmailResult) string { return expect(r.SMTP.Deliverable && r.SMTP.CatchAll) }},
+		{"full@ok.test", job.ReachableRisky, func(r job.EmailResult) string {
 			return expect(r.SMTP.FullInbox && !r.SMTP.Deliverable && r.SMTP.Code == 552)
 		}},
-		{"disabled@ok.test", Invalid, func(r Result) string { return expect(r.SMTP.Disabled && r.SMTP.EnhancedCode == "5.2.1") }},
-		{"grey@ok.test", Unknown, func(r Result) string {
+		{"disabled@ok.test", job.ReachableInvalid, func(r job.EmailResult) string { return expect(r.SMTP.Disabled && r.SMTP.EnhancedCode == "5.2.1") }},
+		{"grey@ok.test", job.ReachableUnknown, func(r job.EmailResult) string {
 			return expect(r.SMTP.Checked && r.SMTP.Code == 451 && strings.Contains(r.SMTP.Error, "greylisted"))
 		}},
-		{"busy@ok.test", Unknown, func(r Result) string { return expect(r.SMTP.Code == 451) }},
-		{"blocked@ok.test", Unknown, func(r Result) string { return expect(strings.Contains(r.SMTP.Error, "policy")) }},
-		{"info@ok.test", Risky, func(r Result) string { return expect(r.Misc.RoleAccount && r.SMTP.Deliverable) }},
-		{"alice@throwaway.test", Risky, func(r Result) string { return expect(r.Misc.Disposable && r.SMTP.Deliverable) }},
-		{"用户@ok.test", Safe, func(r Result) string { return expect(r.Syntax.SMTPUTF8 && r.SMTP.Deliverable) }},
-		{"alice@nomx.test", Safe, func(r Result) string {
+		{"busy@ok.test", job.ReachableUnknown, func(r job.EmailResult) string { return expect(r.SMTP.Code == 451) }},
+		{"blocked@ok.test", job.ReachableUnknown, func(r job.EmailResult) string { return expect(strings.Contains(r.SMTP.Error, "policy")) }},
+		{"info@ok.test", job.ReachableRisky, func(r job.EmailResult) string { return expect(r.Misc.RoleAccount && r.SMTP.Deliverable) }},
+		{"alice@throwaway.test", job.ReachableRisky, func(r job.EmailResult) string { return expect(r.Misc.Disposable && r.SMTP.Deliverable) }},
+		{"用户@ok.test", job.ReachableSafe, func(r job.EmailResult) string { return expect(r.Syntax.SMTPUTF8 && r.SMTP.Deliverable) }},
+		{"alice@nomx.test", job.ReachableSafe, func(r job.EmailResult) string {
 			return expect(!r.DNS.HasMX && r.DNS.FallbackA && r.SMTP.MXHost == "nomx.test")
 		}},
-		{"alice@null.test", Invalid, func(r Result) string { return expect(r.DNS.NullMX && !r.SMTP.Checked) }},
-		{"alice@missing.test", Invalid, func(r Result) string { return expect(r.DNS.Error != "" && !r.SMTP.Checked) }},
-		{"alice@servfail.test", Unknown, func(r Result) string {
+		{"alice@null.test", job.ReachableInvalid, func(r job.EmailResult) string { return expect(r.DNS.NullMX && !r.SMTP.Checked) }},
+		{"alice@missing.test", job.ReachableInvalid, func(r job.EmailResult) string { return expect(r.DNS.Error != "" && !r.SMTP.Checked) }},
+		{"alice@servfail.test", job.ReachableUnknown, func(r job.EmailResult) string {
 			return expect(strings.Contains(r.DNS.Error, "SERVFAIL") && !r.SMTP.Checked)
 		}},
-		{"alice@noaddr.test", Invalid, func(r Result) string {
+		{"alice@noaddr.test", job.ReachableInvalid, func(r job.EmailResult) string {
 			return expect(r.DNS.HasMX && r.DNS.Error != "" && !r.SMTP.CanConnect)
 		}},
-		{"alice@refused.test", Unknown, func(r Result) string {
+		{"alice@refused.test", job.ReachableUnknown, func(r job.EmailResult) string {
 			return expect(!r.SMTP.Checked && !r.SMTP.CanConnect && strings.Contains(r.SMTP.Error, "refused"))
 		}},
-		{"alice@silent.test", Unknown, func(r Result) string {
+		{"alice@silent.test", job.ReachableUnknown, func(r job.EmailResult) string {
 			return expect(!r.SMTP.Checked && !r.SMTP.CanConnect && strings.Contains(r.SMTP.Error, "timeout"))
 		}},
-		{"alice@twomx.test", Safe, func(r Result) string {
+		{"alice@twomx.test", job.ReachableSafe, func(r job.EmailResult) string {
 			return expect(len(r.DNS.MX) == 2 && r.SMTP.MXHost == "mx.ok.test" && r.SMTP.Deliverable)
 		}},
-		{"alice@tls.test", Safe, func(r Result) string { return expect(r.SMTP.Deliverable) }},
-		{"bob@tls.test", Invalid, func(r Result) string { return expect(r.SMTP.EnhancedCode == "5.1.1") }},
-		{"alice@nosender.test", Unknown, func(r Result) string {
+		{"alice@tls.test", job.ReachableSafe, func(r job.EmailResult) string { return expect(r.SMTP.Deliverable) }},
+		{"bob@tls.test", job.ReachableInvalid, func(r job.EmailResult) string { return expect(r.SMTP.EnhancedCode == "5.1.1") }},
+		{"alice@nosender.test", job.ReachableUnknown, func(r job.EmailResult) string {
 			return expect(r.SMTP.CanConnect && !r.SMTP.Checked && strings.Contains(r.SMTP.Error, "MAIL FROM"))
 		}},
-		{"not an address", Invalid, func(r Result) string { return expect(!r.Syntax.Valid && r.Syntax.Reason != "") }},
-		{"jane@gmial.com", Invalid, func(r Result) string { return expect(r.Misc.Suggestion == "jane@gmail.com") }},
-		{"jane@example.con", Invalid, func(r Result) string { return expect(r.Misc.Suggestion == "jane@example.com") }},
+		{"not an address", job.ReachableInvalid, func(r job.EmailResult) string { return expect(!r.Syntax.Valid && r.Syntax.Reason != "") }},
+		{"jane@gmial.com", job.ReachableInvalid, func(r job.EmailResult) string { return expect(r.Misc.Suggestion == "jane@gmail.com") }},
+		{"jane@example.con", job.ReachableInvalid, func(r job.EmailResult) string { return expect(r.Misc.Suggestion == "jane@example.com") }},
 	}
 	for _, c := range cases {
 		t.Run(c.addr, func(t *testing.T) {
@@ -230,7 +230,7 @@ func TestPrivateTargetsRefused(t *testing.T) {
 	w := newWorld(t)
 	h := w.handler(t, map[string]string{"ALLOW_PRIVATE_TARGETS": "false"})
 	r := h.Verify(context.Background(), "alice@private.test", false)
-	if r.Reachable != Unknown || r.SMTP.CanConnect || !strings.Contains(r.SMTP.Error, "not a public address") {
+	if r.Reachable != job.ReachableUnknown || r.SMTP.CanConnect || !strings.Contains(r.SMTP.Error, "not a public address") {
 		t.Fatalf("%+v", r)
 	}
 	if w.ok.Conns.Load() != 0 {
@@ -242,14 +242,14 @@ func TestGreylistRetry(t *testing.T) {
 	w := newWorld(t)
 	h := w.handler(t, map[string]string{"EMAILCHECK_GREYLIST_RETRY": "150ms"})
 	r := h.Verify(context.Background(), "grey@ok.test", false)
-	if r.Reachable != Safe || !r.SMTP.Deliverable {
+	if r.Reachable != job.ReachableSafe || !r.SMTP.Deliverable {
 		t.Fatalf("after the greylisting delay: %+v", r)
 	}
 	// A deadline too short for the delay gives up at once.
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	h2 := w.handler(t, map[string]string{"EMAILCHECK_GREYLIST_RETRY": "1h"})
-	if r := h2.Verify(ctx, "grey@tls.test", false); r.Reachable != Unknown {
+	if r := h2.Verify(ctx, "grey@tls.test", false); r.Reachable != job.ReachableUnknown {
 		t.Fatalf("retry beyond the deadline: %+v", r)
 	}
 }
@@ -260,7 +260,7 @@ func TestCachesAndSharing(t *testing.T) {
 	ctx := context.Background()
 	h.Verify(ctx, "alice@ok.test", false)
 	before := w.ok.Rcpts.Load()
-	if r := h.Verify(ctx, "alice@ok.test", false); r.Reachable != Safe {
+	if r := h.Verify(ctx, "alice@ok.test", false); r.Reachable != job.ReachableSafe {
 		t.Fatal(r)
 	}
 	if w.ok.Rcpts.Load() != before {
@@ -276,7 +276,7 @@ func TestCachesAndSharing(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 30 {
 		wg.Go(func() {
-			if r := h.Verify(ctx, fmt.Sprintf("user%d@catchall.test", i), false); r.Reachable != Risky {
+			if r := h.Verify(ctx, fmt.Sprintf("user%d@catchall.test", i), false); r.Reachable != job.ReachableRisky {
 				t.Errorf("%+v", r)
 			}
 		})

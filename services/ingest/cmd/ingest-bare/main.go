@@ -17,13 +17,12 @@ import (
 	"github.com/surveyor/surveyor/pkg/jobstore"
 	"github.com/surveyor/surveyor/services/ingest/internal/api"
 	"github.com/surveyor/surveyor/services/ingest/internal/intake"
-	"github.com/surveyor/surveyor/services/ingest/internal/validate"
 )
 
 // discard accepts every request and stores nothing.
 type discard struct{}
 
-func (discard) Submit(_ context.Context, reqs []validate.Request) ([]intake.Outcome, int, error) {
+func (discard) Submit(_ context.Context, reqs []job.Request) ([]intake.Outcome, int, error) {
 	out := make([]intake.Outcome, len(reqs))
 	for i := range out {
 		out[i] = intake.Outcome{ID: uuid.NewString(), Status: job.Queued}

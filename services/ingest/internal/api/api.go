@@ -6,7 +6,6 @@ package api
 import (
 	"bytes"
 	"context"
-	_ "embed"
 	"encoding/json"
 	"errors"
 	"mime"
@@ -24,18 +23,12 @@ import (
 	"github.com/surveyor/surveyor/services/ingest/internal/validate"
 )
 
-//go:embed openapi.json
-var openAPI []byte
-
-// OpenAPI returns the OpenAPI 3.1 document served at /openapi.json.
-func OpenAPI() []byte { return openAPI }
-
 // MaxBody is the largest request body (contract §3).
 const MaxBody = 1 << 20
 
 // Jobs is what the API needs from intake.
 type Jobs interface {
-	Submit(ctx context.Context, reqs []validate.Request) ([]intake.Outcome, int, error)
+	Submit(ctx context.Context, reqs []job.Request) ([]intake.Outcome, int, error)
 	Get(ctx context.Context, k job.Kind, id string) (*job.Job, error)
 }
 
@@ -210,45 +203,6 @@ func (a *API) launch(ctx *fasthttp.RequestCtx, e validate.Endpoint) {
 	writeJSON(ctx, launchResponse(e, reqs, outs, eta))
 }
 
-// launchResponse shapes the 200 document of each POST (contract §3).
-func launchResponse(e validate.Endpoint, reqs []validate.Request, outs []intake.Outcome, eta int) any {
-	single := func(idField, targetField, target string, o intake.Outcome, extra ...any) map[string]any {
-		m := map[string]any{idField: o.ID, targetField: target, "status": o.Status,
-			"estimated_time_seconds": etaFor(o, eta), "deduplicated": o.Deduplicated}
-		for i := 0; i+1 < len(extra); i += 2 {
-			m[extra[i].(string)] = extra[i+1]
-		}
-		return m
-	}
-	switch e {
-	case validate.ScanOne:
-		return single("scan_id", "url", reqs[0].URL, outs[0])
-	case validate.SitemapOne:
-		return single("sitemap_id", "url", reqs[0].URL, outs[0], "max_pages", reqs[0].MaxPages)
-	case validate.EmailOne:
-		return single("job_id", "email", reqs[0].Email, outs[0])
-	case validate.ScanMany:
-		items := make([]map[string]string, len(outs))
-		for i, o := range outs {
-			items[i] = map[string]string{"scan_id": o.ID, "url": reqs[i].URL}
-		}
-		return map[string]any{"scans": items, "estimated_time_seconds": eta}
-	default:
-		items := make([]map[string]string, len(outs))
-		for i, o := range outs {
-			items[i] = map[string]string{"job_id": o.ID, "email": reqs[i].Email}
-		}
-		return map[string]any{"jobs": items, "estimated_time_seconds": eta}
-	}
-}
-
-func etaFor(o intake.Outcome, eta int) int {
-	if o.Status.Finished() {
-		return 0
-	}
-	return eta
-}
-
 func jobGetter(k job.Kind) func(a *API, ctx *fasthttp.RequestCtx, id string) {
 	return func(a *API, ctx *fasthttp.RequestCtx, id string) {
 		if j := a.lookup(ctx, k, id); j != nil {
@@ -288,7 +242,7 @@ func (a *API) sitemapXML(ctx *fasthttp.RequestCtx, id string) {
 		problem.Write(ctx, fasthttp.StatusNotFound, "sitemap "+id+" is "+string(j.Status)+", not completed")
 		return
 	}
-	var res sitemap.Result
+	var res job.SitemapResult
 	if err := json.Unmarshal(j.Result, &res); err != nil {
 		problem.Write(ctx, fasthttp.StatusInternalServerError, "internal error")
 		return

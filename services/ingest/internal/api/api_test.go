@@ -21,7 +21,6 @@ import (
 	"github.com/surveyor/surveyor/pkg/bus/bustest"
 	"github.com/surveyor/surveyor/pkg/job"
 	"github.com/surveyor/surveyor/pkg/jobstore"
-	"github.com/surveyor/surveyor/pkg/sitemap"
 	"github.com/surveyor/surveyor/pkg/worker"
 	"github.com/surveyor/surveyor/services/ingest/internal/api"
 	"github.com/surveyor/surveyor/services/ingest/internal/intake"
@@ -40,16 +39,16 @@ type system struct {
 func handler(ctx context.Context, j *job.Job, p worker.Progress) (any, error) {
 	switch j.Kind {
 	case job.Scan:
-		return map[string]any{"final_url": j.URL, "http_status": 200, "title": "Hello",
-			"technologies": []map[string]any{{"name": "Nginx", "slug": "nginx", "categories": []string{"Web servers"}, "confidence": 100}}}, nil
+		return job.ScanResult{FinalURL: j.URL, HTTPStatus: 200, Title: "Hello", Redirects: []string{},
+			Technologies: []job.Technology{{Name: "Nginx", Slug: "nginx", Categories: []string{"Web servers"}, Confidence: 100}}}, nil
 	case job.Sitemap:
-		return sitemap.Result{PageCount: 2, Pages: []sitemap.Page{
-			{URL: j.URL, Status: 200, ContentType: "text/html", Source: sitemap.Source("start"), Indexable: true},
-			{URL: j.URL + "a&b", Status: 200, ContentType: "text/html", Source: sitemap.Source("link"), Indexable: true},
-			{URL: j.URL + "hidden", Status: 200, ContentType: "text/html", Source: sitemap.Source("link"), Noindex: true},
+		return job.SitemapResult{PageCount: 2, Pages: []job.SitemapPage{
+			{URL: j.URL, Status: 200, ContentType: "text/html", Source: job.FromStart, Indexable: true},
+			{URL: j.URL + "a&b", Status: 200, ContentType: "text/html", Source: job.FromLink, Indexable: true},
+			{URL: j.URL + "hidden", Status: 200, ContentType: "text/html", Source: job.FromLink, Noindex: true},
 		}}, nil
 	default:
-		return map[string]any{"reachable": "unknown"}, nil
+		return job.EmailResult{Reachable: job.ReachableUnknown}, nil
 	}
 }
 
@@ -217,10 +216,10 @@ func TestEveryEndpointEndToEnd(t *testing.T) {
 	if doc["result"].(map[string]any)["reachable"] != "unknown" {
 		t.Fatalf("email job: %v", doc)
 	}
-	r, ems := s.call("POST", "/v1/emails/validate", "/v1/emails/validate", map[string]any{"emails": []string{"a@x.example", "not-an-address"}})
+	r, ems := s.call("POST", "/v1/emails/validate", "/v1/emails/validate", map[string]any{"emails": []string{"a@x.example", "not-an-address", "\n"}})
 	jobs := ems["jobs"].([]any)
-	if r.status != 200 || len(jobs) != 2 || jobs[1].(map[string]any)["email"] != "not-an-address" {
-		t.Fatalf("emails launch: %d %s", r.status, r.body)
+	if r.status != 200 || len(jobs) != 3 || jobs[1].(map[string]any)["email"] != "not-an-address" || jobs[2].(map[string]any)["email"] != "\n" {
+		t.Fatalf("emails launch (any string of 1..320 characters is an address to validate): %d %s", r.status, r.body)
 	}
 
 	for _, p := range []string{"/healthz", "/readyz", "/metrics", "/openapi.json"} {
@@ -314,6 +313,8 @@ func TestErrors(t *testing.T) {
 		{"POST", "/v1/sitemap", "/v1/sitemap", "application/json", []byte(`{"url":"a.com","max_pages":0}`), 400, []string{"max_pages"}},
 		{"POST", "/v1/emails/validate", "/v1/emails/validate", "application/json", []byte(`{"emails":[]}`), 400, []string{"emails"}},
 		{"POST", "/v1/email/validate", "/v1/email/validate", "application/json", []byte(`{"email":5}`), 400, []string{"email"}},
+		{"POST", "/v1/scan", "/v1/scan", "application/json", []byte(`{"url":""}`), 400, []string{"url"}},
+		{"POST", "/v1/scan", "/v1/scan", "application/json", []byte(`{"url":"a.com","options":["TLS"]}`), 400, []string{"options[0]"}},
 	}
 	for _, c := range cases {
 		r := s.do(c.method, c.path, c.ctype, c.body)

@@ -21,7 +21,6 @@ import (
 	"github.com/surveyor/surveyor/pkg/job"
 	"github.com/surveyor/surveyor/pkg/jobstore"
 	"github.com/surveyor/surveyor/pkg/obs"
-	"github.com/surveyor/surveyor/services/ingest/internal/validate"
 )
 
 // Errors Submit returns; the API maps them to 503 and 429.
@@ -98,7 +97,7 @@ func New(js jetstream.JetStream, store *jobstore.Store, cfg Config) *Intake {
 // Submit stores a job for every distinct request that has no job to share
 // and returns one outcome per request, in order, with the estimate for the
 // last of them. Either every new job is stored or an error is returned.
-func (in *Intake) Submit(ctx context.Context, reqs []validate.Request) ([]Outcome, int, error) {
+func (in *Intake) Submit(ctx context.Context, reqs []job.Request) ([]Outcome, int, error) {
 	if in.js.Conn().Status() != nats.CONNECTED {
 		return nil, 0, ErrUnavailable
 	}
@@ -296,7 +295,7 @@ func (in *Intake) statusEvent(data []byte) {
 	if j.Status == job.Completed && j.Started != nil && j.Finished != nil {
 		in.est.observe(j.Kind, j.Finished.Sub(*j.Started))
 	}
-	in.index.put(digest(validate.KeyOf(&j)), entryOf(&j, id))
+	in.index.put(digest(job.KeyOf(&j)), entryOf(&j, id))
 }
 
 // acceptedElsewhere learns the jobs another ingest replica stored.
@@ -318,7 +317,7 @@ func (in *Intake) waiting(doc []byte, record func(keyDigest, entry)) bool {
 		return false
 	}
 	in.known.add(id, waitingJob{kind: j.Kind, doc: doc, created: j.Created})
-	record(digest(validate.KeyOf(&j)), entryOf(&j, id))
+	record(digest(job.KeyOf(&j)), entryOf(&j, id))
 	return true
 }
 
@@ -358,7 +357,7 @@ func (in *Intake) seedFromStatus(ctx context.Context) (int, error) {
 		if !ok {
 			continue
 		}
-		in.index.seed(digest(validate.KeyOf(&j)), entryOf(&j, id))
+		in.index.seed(digest(job.KeyOf(&j)), entryOf(&j, id))
 		in.known.seed(id, state{kind: j.Kind, status: j.Status, at: time.Now()})
 		n++
 	}

@@ -13,7 +13,6 @@ import (
 	"github.com/surveyor/surveyor/pkg/bus/bustest"
 	"github.com/surveyor/surveyor/pkg/job"
 	"github.com/surveyor/surveyor/pkg/jobstore"
-	"github.com/surveyor/surveyor/services/ingest/internal/validate"
 )
 
 // BenchmarkSubmit measures storing distinct jobs through an in-process
@@ -37,8 +36,8 @@ func BenchmarkSubmit(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			i := n.Add(1)
-			r := validate.Request{Kind: job.Scan, URL: fmt.Sprintf("https://s%d.example/", i), Options: []string{"technologies"}}
-			if _, _, err := in.Submit(ctx, []validate.Request{r}); err != nil {
+			r := job.Request{Kind: job.Scan, URL: fmt.Sprintf("https://s%d.example/", i), Options: []string{"technologies"}}
+			if _, _, err := in.Submit(ctx, []job.Request{r}); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -16,7 +16,6 @@ import (
 	"github.com/surveyor/surveyor/pkg/bus/bustest"
 	"github.com/surveyor/surveyor/pkg/job"
 	"github.com/surveyor/surveyor/pkg/jobstore"
-	"github.com/surveyor/surveyor/services/ingest/internal/validate"
 )
 
 // startIntake runs an Intake on a real embedded JetStream server, connected
@@ -44,8 +43,8 @@ func runIntake(t *testing.T, js jetstream.JetStream) (in *Intake, stop func()) {
 	return in, stop
 }
 
-func scan(url string) validate.Request {
-	return validate.Request{Kind: job.Scan, URL: url, Options: []string{"technologies"}}
+func scan(url string) job.Request {
+	return job.Request{Kind: job.Scan, URL: url, Options: []string{"technologies"}}
 }
 
 // jobsInStream reads every message of JOBS by sequence and returns the
@@ -92,7 +91,7 @@ func TestConcurrentSubmitsAreStoredExactlyOnce(t *testing.T) {
 			defer wg.Done()
 			for i := range each {
 				// Every third request carries three URLs, one repeated.
-				reqs := []validate.Request{scan(fmt.Sprintf("https://w%d-i%d.example/", w, i))}
+				reqs := []job.Request{scan(fmt.Sprintf("https://w%d-i%d.example/", w, i))}
 				if i%3 == 0 {
 					reqs = append(reqs, scan(fmt.Sprintf("https://w%d-i%d-b.example/", w, i)), reqs[0])
 				}
@@ -152,7 +151,7 @@ func TestFullQueueFailsOnlyTheJobsThatDoNotFit(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			outs, _, err := in.Submit(context.Background(), []validate.Request{scan(fmt.Sprintf("https://full%d.example/", i))})
+			outs, _, err := in.Submit(context.Background(), []job.Request{scan(fmt.Sprintf("https://full%d.example/", i))})
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
@@ -183,7 +182,7 @@ func TestFullQueueFailsOnlyTheJobsThatDoNotFit(t *testing.T) {
 	}
 	// A repeat of a refused request is not deduplicated to a job that
 	// does not exist, and a repeat of an accepted one is.
-	outs, _, err := in.Submit(context.Background(), []validate.Request{scan("https://full0.example/")})
+	outs, _, err := in.Submit(context.Background(), []job.Request{scan("https://full0.example/")})
 	if err == nil && !outs[0].Deduplicated {
 		t.Fatalf("a new job fit into a full queue: %+v", outs)
 	}
@@ -201,12 +200,12 @@ func TestSubmitAfterRunEndsFails(t *testing.T) {
 	env := bustest.Start(t, bus.Config{})
 	_, js := env.ConnectInProcess(t, "intake")
 	in, stop := runIntake(t, js)
-	if _, _, err := in.Submit(context.Background(), []validate.Request{scan("https://before.example/")}); err != nil {
+	if _, _, err := in.Submit(context.Background(), []job.Request{scan("https://before.example/")}); err != nil {
 		t.Fatal(err)
 	}
 	stop()
 	start := time.Now()
-	_, _, err := in.Submit(context.Background(), []validate.Request{scan("https://after.example/")})
+	_, _, err := in.Submit(context.Background(), []job.Request{scan("https://after.example/")})
 	if !errors.Is(err, ErrUnavailable) || time.Since(start) > time.Second {
 		t.Fatalf("submit after Run ended: %v after %s", err, time.Since(start))
 	}

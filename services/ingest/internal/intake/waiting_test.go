@@ -15,7 +15,6 @@ import (
 	"github.com/surveyor/surveyor/pkg/bus/bustest"
 	"github.com/surveyor/surveyor/pkg/job"
 	"github.com/surveyor/surveyor/pkg/jobstore"
-	"github.com/surveyor/surveyor/services/ingest/internal/validate"
 )
 
 // eventually retries cond until it holds or 5 s pass.
@@ -51,7 +50,7 @@ func isQueued(in *Intake, want *job.Job) func() error {
 // submitOne stores a new scan of url and returns its job as JOBS holds it.
 func submitOne(t *testing.T, in *Intake, url string) *job.Job {
 	t.Helper()
-	outs, _, err := in.Submit(context.Background(), []validate.Request{scan(url)})
+	outs, _, err := in.Submit(context.Background(), []job.Request{scan(url)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +179,7 @@ func TestSecondReplicaLearnsAcceptsFromTheAnnouncement(t *testing.T) {
 	// So this one can only come from the first replica's announcement.
 	j := submitOne(t, first, "https://replica.example/")
 	eventually(t, "GET at the second replica", isQueued(second, j))
-	again, _, err := second.Submit(context.Background(), []validate.Request{scan("https://replica.example/")})
+	again, _, err := second.Submit(context.Background(), []job.Request{scan("https://replica.example/")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +226,7 @@ func TestFreshStartLearnsWaitingJobsFromJOBS(t *testing.T) {
 			t.Fatalf("job %d: %v", i, err)
 		}
 	}
-	again, _, err := restarted.Submit(context.Background(), []validate.Request{scan("https://restart3.example/")})
+	again, _, err := restarted.Submit(context.Background(), []job.Request{scan("https://restart3.example/")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +257,7 @@ func TestIndexIsSeededFromTheStatusBucket(t *testing.T) {
 		}
 		return nil
 	})
-	outs, _, err := in.Submit(ctx, []validate.Request{scan("https://seed.example/")})
+	outs, _, err := in.Submit(ctx, []job.Request{scan("https://seed.example/")})
 	if err != nil {
 		t.Fatal(err)
 	}

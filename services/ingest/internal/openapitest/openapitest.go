@@ -1,7 +1,7 @@
-// Package openapitest checks real HTTP answers against ingest's OpenAPI
-// document, so the document cannot drift from the code: every test that
-// talks to the API validates what it got, and a test can demand that every
-// operation was exercised.
+// Package openapitest checks real HTTP answers, and request bodies, against
+// ingest's OpenAPI document, so the document cannot drift from the code:
+// every test that talks to the API validates what it got, and a test can
+// demand that every operation was exercised.
 package openapitest
 
 import (
@@ -14,6 +14,9 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/surveyor/surveyor/pkg/job"
+	"github.com/surveyor/surveyor/services/ingest/internal/api"
 )
 
 // Spec is a loaded OpenAPI 3.1 document.
@@ -25,7 +28,8 @@ type Spec struct {
 }
 
 // Load parses document; its schemas are JSON Schema 2020-12 with formats
-// asserted (a uuid must be a UUID).
+// asserted (a uuid must be a UUID), the target-url format by the rule
+// ingest applies (job.ParseTarget, private targets refused).
 func Load(t testing.TB, document []byte) *Spec {
 	t.Helper()
 	raw, err := jsonschema.UnmarshalJSON(bytes.NewReader(document))
@@ -35,6 +39,14 @@ func Load(t testing.TB, document []byte) *Spec {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.AssertFormat()
+	c.RegisterFormat(&jsonschema.Format{Name: api.TargetURLFormat, Validate: func(v any) error {
+		s, ok := v.(string)
+		if !ok {
+			return nil // formats judge strings only
+		}
+		_, err := job.ParseTarget(s, false)
+		return err
+	}})
 	if err := c.AddResource("openapi.json", raw); err != nil {
 		t.Fatal(err)
 	}
@@ -51,13 +63,54 @@ func Load(t testing.TB, document []byte) *Spec {
 // Version is info.version.
 func (s *Spec) Version() any { return s.doc["info"].(map[string]any)["version"] }
 
+// ValidateRequest checks a JSON request body against the schema of what
+// method on the path template takes; nil means the document accepts it.
+func (s *Spec) ValidateRequest(t testing.TB, method, template string, body []byte) error {
+	t.Helper()
+	op, ok := s.operation(method, template)
+	if !ok {
+		t.Fatalf("OpenAPI has no %s %s", method, template)
+	}
+	media, _ := op["requestBody"].(map[string]any)["content"].(map[string]any)["application/json"].(map[string]any)
+	ref, _ := media["schema"].(map[string]any)["$ref"].(string)
+	if ref == "" {
+		t.Fatalf("%s %s takes no JSON body by reference", method, template)
+	}
+	return s.validate(t, ref, body)
+}
+
+// ValidateComponent checks a JSON document against the component schema
+// of that name; nil means the document accepts it.
+func (s *Spec) ValidateComponent(t testing.TB, name string, doc []byte) error {
+	t.Helper()
+	return s.validate(t, "#/components/schemas/"+name, doc)
+}
+
+func (s *Spec) validate(t testing.TB, ref string, doc []byte) error {
+	t.Helper()
+	sch, err := s.compiler.Compile("openapi.json" + ref)
+	if err != nil {
+		t.Fatalf("compile %s: %v", ref, err)
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
+	if err != nil {
+		return err
+	}
+	return sch.Validate(inst)
+}
+
+func (s *Spec) operation(method, template string) (map[string]any, bool) {
+	path, _ := s.doc["paths"].(map[string]any)[template].(map[string]any)
+	op, ok := path[strings.ToLower(method)].(map[string]any)
+	return op, ok
+}
+
 // Check validates one answer to method on the path template: the status must
 // be listed, its headers present, and a JSON body must match the schema.
 func (s *Spec) Check(t testing.TB, method, template string, status int, header http.Header, body []byte) {
 	t.Helper()
 	m := strings.ToLower(method)
-	path, _ := s.doc["paths"].(map[string]any)[template].(map[string]any)
-	op, ok := path[m].(map[string]any)
+	op, ok := s.operation(method, template)
 	if !ok {
 		t.Errorf("OpenAPI has no %s %s", method, template)
 		return
@@ -94,16 +147,7 @@ func (s *Spec) Check(t testing.TB, method, template string, status int, header h
 	if ref == "" || !strings.Contains(ctype, "json") {
 		return
 	}
-	sch, err := s.compiler.Compile("openapi.json" + ref)
-	if err != nil {
-		t.Fatalf("compile %s: %v", ref, err)
-	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
-	if err != nil {
-		t.Errorf("%s %s: body is not JSON: %.200s", method, template, body)
-		return
-	}
-	if err := sch.Validate(inst); err != nil {
+	if err := s.validate(t, ref, body); err != nil {
 		t.Errorf("%s %s %s does not match %s: %v\n%.500s", method, template, code, ref, err, body)
 	}
 }

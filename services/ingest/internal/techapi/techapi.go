@@ -1,8 +1,8 @@
 // Package techapi serves the /technologies area of contract §6: the
 // fingerprint database as a scanner sees it (built-in, FINGERPRINTS_DIR and
-// custom technologies), and PUT and DELETE of custom technologies, which
-// every scanner replica applies from the TECHNOLOGIES bucket. Only holders
-// of a token from TECHNOLOGIES_API_TOKENS get in.
+// custom technologies) with its load report, and PUT and DELETE of custom
+// technologies, which every scanner replica applies from the TECHNOLOGIES
+// bucket. Only holders of a token from TECHNOLOGIES_API_TOKENS get in.
 package techapi
 
 import (
@@ -27,6 +27,10 @@ import (
 
 // Prefix is the path of the area.
 const Prefix = "/technologies"
+
+// ReportPath serves the database's load report. No slug has a '_', so no
+// technology can take the path.
+const ReportPath = Prefix + "/_report"
 
 // storeTimeout bounds each round trip to JetStream; fasthttp's RequestCtx
 // is recycled after the handler, so it is never used as a context.
@@ -103,6 +107,10 @@ func (a *API) Handler(ctx *fasthttp.RequestCtx) {
 		a.list(ctx)
 	case slug == "":
 		notAllowed(ctx, "GET, HEAD")
+	case Prefix+"/"+slug == ReportPath && method == fasthttp.MethodGet:
+		a.report(ctx)
+	case Prefix+"/"+slug == ReportPath:
+		notAllowed(ctx, "GET, HEAD")
 	case method == fasthttp.MethodGet:
 		a.get(ctx, slug)
 	case method == fasthttp.MethodPut:
@@ -143,6 +151,18 @@ func (a *API) list(ctx *fasthttp.RequestCtx) {
 		out[i] = summary(t, c)
 	}
 	writeJSON(ctx, fasthttp.StatusOK, map[string]any{"technologies": out})
+}
+
+// report answers the load report of the database scans use now: what it
+// holds, pattern counts per kind, what runs and what needs a browser, and
+// what could not be used as written.
+func (a *API) report(ctx *fasthttp.RequestCtx) {
+	c, err := a.current()
+	if err != nil {
+		storeError(ctx)
+		return
+	}
+	writeJSON(ctx, fasthttp.StatusOK, c.db.Report())
 }
 
 func (a *API) get(ctx *fasthttp.RequestCtx, slug string) {

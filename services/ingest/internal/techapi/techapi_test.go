@@ -11,6 +11,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -40,12 +42,18 @@ type server struct {
 
 func start(t *testing.T, tokens ...string) *server {
 	t.Helper()
+	return startOn(t, "", tokens...)
+}
+
+// startOn is start with dir as FINGERPRINTS_DIR.
+func startOn(t *testing.T, dir string, tokens ...string) *server {
+	t.Helper()
 	env := bustest.Start(t, bus.Config{})
 	store, err := techstore.Open(context.Background(), env.JS)
 	if err != nil {
 		t.Fatal(err)
 	}
-	base, _, err := techstore.Base("")
+	base, _, err := techstore.Base(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,6 +215,10 @@ func TestListGetPutDelete(t *testing.T) {
 	nginx := find(list, "nginx")
 	if nginx == nil || nginx["name"] != "Nginx" || nginx["custom"] != false || len(nginx["categories"].([]any)) == 0 {
 		t.Fatalf("nginx in list: %v", nginx)
+	}
+	r = s.call("GET", techapi.ReportPath, techapi.ReportPath, "")
+	if r.status != 200 || r.doc["technologies"] != float64(len(list)) || r.doc["problems"] != nil {
+		t.Fatalf("report: %d %s", r.status, r.body)
 	}
 	if r := s.call("HEAD", "", "/technologies", ""); r.status != 200 || len(r.body) != 0 {
 		t.Fatalf("HEAD: %d %d bytes", r.status, len(r.body))
@@ -438,4 +450,51 @@ func (s *spec) check(t *testing.T, method, template string, r response) {
 func (s *spec) requireAllCovered(t *testing.T) {
 	t.Helper()
 	s.RequireCovered(t, func(path string) bool { return strings.HasPrefix(path, techapi.Prefix) })
+}
+
+// TestReport: the load report of FINGERPRINTS_DIR on the built-in
+// database, as scans use it, with what the loader merged or could not use,
+// and custom technologies counted once stored.
+func TestReport(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "f.json", `{
+		"Fastspring": {"cats": [41], "scriptSrc": "sbl\\.onfastspring\\.com/"},
+		"FastSpring": {"cats": [41], "html": "data-fsc-action=", "js": {"fastspring.builder": ""}, "saas": true},
+		"Fancy Lib": {"cats": [59], "scriptSrc": "/fancy-lib(?!-ui)\\.js", "dom": {"div.fancy": {"properties": {"_fancy": ""}}}, "html": "fancy-lib\\;version:\\1"}
+	}`)
+	s := startOn(t, dir, secret)
+	list := s.call("GET", "/technologies", "/technologies", "").doc["technologies"].([]any)
+	r := s.call("GET", techapi.ReportPath, techapi.ReportPath, "")
+	if r.status != 200 || r.doc["technologies"] != float64(len(list)) || r.doc["backtracking"].(float64) < 1 ||
+		r.doc["needing_browser"].(float64) < 2 || r.doc["patterns"].(map[string]any)["js"].(float64) < 1 {
+		t.Fatalf("report: %d %s", r.status, r.body)
+	}
+	var fields []string
+	for _, p := range r.doc["problems"].([]any) {
+		p := p.(map[string]any)
+		fields = append(fields, fmt.Sprint(p["technology"], " ", p["field"]))
+	}
+	if strings.Join(fields, ", ") != "Fancy Lib html, Fastspring name" {
+		t.Errorf("problems %v: want the version without a group and the merge of FastSpring", fields)
+	}
+
+	if r := s.call("PUT", "/technologies/{slug}", "/technologies/acme-cms", acme); r.status != 201 {
+		t.Fatalf("put: %d %s", r.status, r.body)
+	}
+	if r := s.call("GET", techapi.ReportPath, techapi.ReportPath, ""); r.doc["technologies"] != float64(len(list)+1) {
+		t.Errorf("report after a PUT: %s", r.body)
+	}
+	if r := s.do("GET", techapi.ReportPath, techapi.ReportPath, "", "", ""); r.status != 401 {
+		t.Errorf("report without a token: %d", r.status)
+	}
+	if r := s.call("PUT", "", techapi.ReportPath, acme); r.status != 405 || r.header.Get("Allow") != "GET, HEAD" {
+		t.Errorf("PUT on the report: %d %v", r.status, r.header)
+	}
+}
+
+func writeFile(t *testing.T, dir, name, body string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }

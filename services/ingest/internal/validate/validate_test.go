@@ -7,55 +7,8 @@ import (
 	"testing"
 )
 
-func TestURL(t *testing.T) {
-	long := "https://example.com/" + strings.Repeat("a", 2048-len("https://example.com/"))
-	cases := []struct {
-		in, want, err string
-		private       bool
-	}{
-		{in: "example.com", want: "https://example.com/"},
-		{in: "  Example.COM/Path?q=1#frag ", want: "https://example.com/Path?q=1"},
-		{in: "http://example.com:80/", want: "http://example.com/"},
-		{in: "https://example.com:443", want: "https://example.com/"},
-		{in: "https://example.com:8443/x", want: "https://example.com:8443/x"},
-		{in: "example.com:8080/x", want: "https://example.com:8080/x"},
-		{in: "https://bücher.de/", want: "https://xn--bcher-kva.de/"},
-		{in: "münchen.example", want: "https://xn--mnchen-3ya.example/"},
-		{in: "https://93.184.215.14/", want: "https://93.184.215.14/"},
-		{in: "https://[2606:4700::1111]/", want: "https://[2606:4700::1111]/"},
-		{in: "http://10.1.2.3/", err: "non-public"},
-		{in: "http://127.0.0.1:8080/", err: "non-public"},
-		{in: "http://[::1]/", err: "non-public"},
-		{in: "http://[::ffff:192.168.1.1]/", err: "non-public"},
-		{in: "http://169.254.169.254/latest/meta-data", err: "non-public"},
-		{in: "http://localhost/", err: "non-public"},
-		{in: "http://127.0.0.1:8080/", want: "http://127.0.0.1:8080/", private: true},
-		{in: "https://user:pass@example.com/", err: "user info"},
-		{in: "ftp://example.com/file", err: "scheme"},
-		{in: "mailto:a@example.com", err: "scheme"},
-		{in: "javascript:alert(1)", err: "scheme"},
-		{in: "https:///path", err: "host"},
-		{in: "", err: "empty"},
-		{in: "https://exa mple.com/", err: "not a valid URL"},
-		{in: "https://example.com:99999/", err: "port"},
-		{in: long, want: long},
-		{in: long + "b", err: "2048"},
-	}
-	for _, c := range cases {
-		got, msg := URL(c.in, c.private)
-		if c.err != "" {
-			if !strings.Contains(msg, c.err) {
-				t.Errorf("URL(%q) = %q, %q; want error containing %q", c.in, got, msg, c.err)
-			}
-			continue
-		}
-		if msg != "" || got != c.want {
-			t.Errorf("URL(%q) = %q, %q; want %q", c.in, got, msg, c.want)
-		}
-	}
-}
-
 func TestDecodeOptions(t *testing.T) {
+	every := []string{"technologies", "headers", "tls", "dns", "security", "emails"}
 	cases := []struct {
 		body string
 		want []string
@@ -64,9 +17,11 @@ func TestDecodeOptions(t *testing.T) {
 		{`{"url":"a.com"}`, []string{"technologies"}, ""},
 		{`{"url":"a.com","options":null}`, []string{"technologies"}, ""},
 		{`{"url":"a.com","options":[]}`, []string{"technologies"}, ""},
-		{`{"url":"a.com","options":["tls","TLS","headers"]}`, []string{"headers", "tls"}, ""},
-		{`{"url":"a.com","options":["all"]}`, ScanOptions, ""},
-		{`{"url":"a.com","options":["dns","all"]}`, ScanOptions, ""},
+		{`{"url":"a.com","options":["tls","tls","headers"]}`, []string{"headers", "tls"}, ""},
+		{`{"url":"a.com","options":["all"]}`, every, ""},
+		{`{"url":"a.com","options":["dns","all"]}`, every, ""},
+		{`{"url":"a.com","options":["TLS"]}`, nil, "options[0]"},
+		{`{"url":"a.com","options":[" tls"]}`, nil, "options[0]"},
 		{`{"url":"a.com","options":["screenshots"]}`, nil, "options[0]"},
 		{`{"url":"a.com","options":[1]}`, nil, "options[0]"},
 		{`{"url":"a.com","options":"tls"}`, nil, "options"},
@@ -119,7 +74,11 @@ func TestDecodeErrors(t *testing.T) {
 		{SitemapOne, `{"url":"a.com","options":["tls"]}`, []string{"options"}},
 		{EmailOne, `{"email":""}`, []string{"email"}},
 		{EmailOne, `{"email":"` + strings.Repeat("a", 321) + `"}`, []string{"email"}},
-		{EmailMany, `{"emails":["a@b.c",""," "]}`, []string{"emails[1]", "emails[2]"}},
+		{EmailMany, `{"emails":["a@b.c",""," ",null]}`, []string{"emails[1]", "emails[3]"}},
+		{SitemapOne, `{"url":"a.com","max_pages":1e5}`, []string{"max_pages"}},
+		{SitemapOne, `{"url":"a.com","max_pages":1e400}`, []string{"max_pages"}},
+		{SitemapOne, `{"url":"a.com","max_pages":-0.0}`, []string{"max_pages"}},
+		{SitemapOne, `{"url":"a.com","max_pages":true}`, []string{"max_pages"}},
 		{EmailMany, `{"emails":[` + many(1001, `"u%d@x.com"`) + `]}`, []string{"emails"}},
 	}
 	for _, c := range cases {
@@ -139,8 +98,14 @@ func TestDecodeErrors(t *testing.T) {
 
 func TestDecodeAccepts(t *testing.T) {
 	reqs, errs := Decode(SitemapOne, []byte(`{"url":"A.com","force":null}`), false)
-	if len(errs) > 0 || reqs[0].MaxPages != DefaultMaxPages || reqs[0].Force || reqs[0].URL != "https://a.com/" {
+	if len(errs) > 0 || reqs[0].MaxPages != 100 || reqs[0].Force || reqs[0].URL != "https://a.com/" {
 		t.Fatalf("%+v %v", reqs, errs)
+	}
+	for body, want := range map[string]int{`{"url":"a.com","max_pages":2.0}`: 2, `{"url":"a.com","max_pages":1e2}`: 100, `{"url":"a.com","max_pages":10000}`: 10000} {
+		reqs, errs = Decode(SitemapOne, []byte(body), false)
+		if len(errs) > 0 || reqs[0].MaxPages != want {
+			t.Errorf("%s: %+v %v, want max_pages %d", body, reqs, errs, want)
+		}
 	}
 	reqs, errs = Decode(EmailMany, []byte(`{"emails":["Bob@Example.COM","not an address"],"force":true}`), false)
 	if len(errs) > 0 || reqs[0].Email != "Bob@example.com" || reqs[1].Email != "not an address" || !reqs[1].Force {

@@ -7,30 +7,14 @@ import (
 	"sync"
 
 	"github.com/miekg/dns"
+
+	"github.com/surveyor/surveyor/pkg/job"
 	"github.com/surveyor/surveyor/pkg/resolver"
 )
 
-// MX is one mail exchanger of the "dns" section.
-type MX struct {
-	Host       string `json:"host"`
-	Preference uint16 `json:"preference"`
-}
-
-// DNSInfo is the "dns" section. Errors lists lookups that failed for a
-// reason other than "no such name" or "no such record".
-type DNSInfo struct {
-	A      []string `json:"a"`
-	AAAA   []string `json:"aaaa"`
-	CNAME  []string `json:"cname"`
-	MX     []MX     `json:"mx"`
-	NS     []string `json:"ns"`
-	TXT    []string `json:"txt"`
-	Errors []string `json:"errors,omitempty"`
-}
-
 // DNS looks up host's records in parallel.
-func DNS(ctx context.Context, r *resolver.Resolver, host string) *DNSInfo {
-	info := &DNSInfo{A: []string{}, AAAA: []string{}, CNAME: []string{}, MX: []MX{}, NS: []string{}, TXT: []string{}}
+func DNS(ctx context.Context, r *resolver.Resolver, host string) *job.DNSInfo {
+	info := &job.DNSInfo{A: []string{}, AAAA: []string{}, CNAME: []string{}, MX: []job.MX{}, NS: []string{}, TXT: []string{}}
 	var mu sync.Mutex
 	fail := func(what string, err error) {
 		if err == nil || errors.Is(err, resolver.ErrNotFound) {
@@ -69,7 +53,7 @@ func DNS(ctx context.Context, r *resolver.Resolver, host string) *DNSInfo {
 		mx, err := r.LookupMX(ctx, host)
 		fail("MX", err)
 		for _, m := range mx {
-			info.MX = append(info.MX, MX{Host: m.Host, Preference: m.Preference})
+			info.MX = append(info.MX, job.MX{Host: m.Host, Preference: m.Preference})
 		}
 	})
 	wg.Go(func() {
@@ -86,9 +70,9 @@ func DNS(ctx context.Context, r *resolver.Resolver, host string) *DNSInfo {
 	return info
 }
 
-// Evidence is the section in the form fingerprints match: record type to
-// values, as in Wappalyzer's "dns" patterns.
-func (d *DNSInfo) Evidence() map[string][]string {
+// DNSEvidence is the section in the form fingerprints match: record type
+// to values, as in Wappalyzer's "dns" patterns.
+func DNSEvidence(d *job.DNSInfo) map[string][]string {
 	ev := map[string][]string{}
 	if len(d.CNAME) > 0 {
 		ev["CNAME"] = d.CNAME

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/surveyor/surveyor/pkg/job"
 )
 
 func TestEmails(t *testing.T) {
@@ -17,7 +19,7 @@ func TestEmails(t *testing.T) {
 <p>Assets: hero@3x.webp, icon@2x.svg, jquery@3.7.1, npm i react@18.2.0, user@localhost</p>
 <p>Trailing dot: info@example.io.</p>
 </body></html>`)
-	m := ScanMarkup(page)
+	m := scanMarkup(page)
 	// Text as the fingerprint parser would give it: tags removed.
 	text := stripTags(string(page))
 	got := Emails(m.Mailto, text)
@@ -50,7 +52,7 @@ func stripTags(s string) string {
 }
 
 func TestScanMarkup(t *testing.T) {
-	m := ScanMarkup([]byte(`<script src="http://cdn.example.com/a.js"></script>
+	m := scanMarkup([]byte(`<script src="http://cdn.example.com/a.js"></script>
 <script src="https://cdn.example.com/b.js"></script><script src="//cdn.example.com/c.js"></script>
 <link rel="stylesheet" href="HTTP://cdn.example.com/s.css"><link rel="canonical" href="http://example.com/">
 <img src="http://img.example.com/x.png"><iframe src="http://ads.example.com/f"></iframe>
@@ -105,14 +107,14 @@ func TestGradeWeakPages(t *testing.T) {
 	if s.Score != 46 || s.Grade != "D" {
 		t.Errorf("mixed page: grade %s score %d findings %+v", s.Grade, s.Score, s.Findings)
 	}
-	find := func(check string) Finding {
+	find := func(check string) job.Finding {
 		for _, f := range s.Findings {
 			if f.Check == check {
 				return f
 			}
 		}
 		t.Fatalf("no %s finding", check)
-		return Finding{}
+		return job.Finding{}
 	}
 	if f := find("hsts"); f.Result != "partial" {
 		t.Errorf("hsts %+v", f)

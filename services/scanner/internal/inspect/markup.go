@@ -1,14 +1,15 @@
 package inspect
 
 import (
-	"bytes"
 	"strings"
 
-	"golang.org/x/net/html"
+	"github.com/surveyor/surveyor/pkg/fingerprint"
 )
 
 // Markup is what the security and emails sections need from a page beyond
-// the fingerprint evidence.
+// the fingerprint evidence. It is filled by Add from the Refs that
+// fingerprint.ParseHTMLRefs reports while it reads the page for the
+// evidence, so the page is read once.
 type Markup struct {
 	Mailto  []string // href values of mailto: links
 	Active  []string // http:// scripts, stylesheets, frames, objects
@@ -20,60 +21,45 @@ type Markup struct {
 // images needs no more than a handful named.
 const maxListed = 50
 
-// ScanMarkup reads the page once with the HTML tokenizer.
-func ScanMarkup(body []byte) Markup {
-	var m Markup
-	add := func(list *[]string, v string) {
-		if len(*list) < maxListed {
-			*list = append(*list, v)
+// Add files one reference of the page under the list it belongs to, if
+// any; Refs come in page order.
+func (m *Markup) Add(r fingerprint.Ref) {
+	u := strings.TrimSpace(r.URL)
+	switch r.Tag {
+	case "a", "area":
+		if hasPrefixFold(u, "mailto:") {
+			addListed(&m.Mailto, u)
+		}
+	case "script", "iframe", "frame", "embed", "object":
+		if insecure(u) {
+			addListed(&m.Active, u)
+		}
+	case "link":
+		if insecure(u) && loadsTarget(r.Rel) {
+			addListed(&m.Active, u)
+		}
+	case "img", "audio", "video", "source", "track":
+		if insecure(u) {
+			addListed(&m.Passive, u)
+		}
+	case "form":
+		if insecure(u) {
+			addListed(&m.Forms, u)
 		}
 	}
-	z := html.NewTokenizer(bytes.NewReader(body))
-	for {
-		tt := z.Next()
-		if tt == html.ErrorToken {
-			return m
-		}
-		if tt != html.StartTagToken && tt != html.SelfClosingTagToken {
-			continue
-		}
-		name, hasAttr := z.TagName()
-		attrs := map[string]string{}
-		for hasAttr {
-			var k, v []byte
-			k, v, hasAttr = z.TagAttr()
-			if _, seen := attrs[string(k)]; !seen {
-				attrs[string(k)] = strings.TrimSpace(string(v))
-			}
-		}
-		switch tag := string(name); tag {
-		case "a", "area":
-			if href := attrs["href"]; hasPrefixFold(href, "mailto:") {
-				add(&m.Mailto, href)
-			}
-		case "script", "iframe", "frame", "embed":
-			if insecure(attrs["src"]) {
-				add(&m.Active, attrs["src"])
-			}
-		case "object":
-			if insecure(attrs["data"]) {
-				add(&m.Active, attrs["data"])
-			}
-		case "link":
-			rel := strings.ToLower(attrs["rel"])
-			if insecure(attrs["href"]) && (strings.Contains(rel, "stylesheet") || strings.Contains(rel, "preload") || strings.Contains(rel, "modulepreload")) {
-				add(&m.Active, attrs["href"])
-			}
-		case "img", "audio", "video", "source", "track":
-			if insecure(attrs["src"]) {
-				add(&m.Passive, attrs["src"])
-			}
-		case "form":
-			if insecure(attrs["action"]) {
-				add(&m.Forms, attrs["action"])
-			}
-		}
+}
+
+func addListed(list *[]string, v string) {
+	if len(*list) < maxListed {
+		*list = append(*list, v)
 	}
+}
+
+// loadsTarget reports whether a link's rel makes the browser load and use
+// its target: stylesheet, preload or modulepreload.
+func loadsTarget(rel string) bool {
+	rel = strings.ToLower(rel)
+	return strings.Contains(rel, "stylesheet") || strings.Contains(rel, "preload")
 }
 
 func insecure(u string) bool { return hasPrefixFold(u, "http://") }

@@ -5,37 +5,12 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/surveyor/surveyor/pkg/job"
 )
 
 // The rubric is documented in the README (Security grade); keep the
 // two in step.
-
-// Finding is one line of the rubric applied to the page.
-type Finding struct {
-	Check  string `json:"check"`
-	Result string `json:"result"` // pass, partial, fail
-	Points int    `json:"points"`
-	Max    int    `json:"max"`
-	Value  string `json:"value,omitempty"` // the header or setting seen
-	Detail string `json:"detail,omitempty"`
-}
-
-// CookieFlags is the security view of one Set-Cookie.
-type CookieFlags struct {
-	Name     string `json:"name"`
-	Secure   bool   `json:"secure"`
-	HTTPOnly bool   `json:"http_only"`
-	SameSite string `json:"same_site"` // lax, strict, none or "" when unset
-}
-
-// Security is the "security" section.
-type Security struct {
-	Grade    string        `json:"grade"`
-	Score    int           `json:"score"`
-	Findings []Finding     `json:"findings"`
-	Cookies  []CookieFlags `json:"cookies"`
-	Issues   []string      `json:"issues"`
-}
 
 // Page is what the grade is computed from.
 type Page struct {
@@ -52,91 +27,91 @@ type Page struct {
 const hstsMinAge = 180 * 24 * 3600
 
 // Grade applies the rubric.
-func Grade(p Page) *Security {
-	s := &Security{Findings: []Finding{}, Cookies: []CookieFlags{}, Issues: []string{}}
-	add := func(f Finding, issue string) {
+func Grade(p Page) *job.Security {
+	s := &job.Security{Findings: []job.Finding{}, Cookies: []job.CookieFlags{}, Issues: []string{}}
+	add := func(f job.Finding, issue string) {
 		s.Findings = append(s.Findings, f)
 		s.Score += f.Points
-		if f.Result != "pass" && issue != "" {
+		if f.Result != job.Pass && issue != "" {
 			s.Issues = append(s.Issues, issue)
 		}
 	}
 	h := p.Header
 
 	if p.HTTPS {
-		add(Finding{Check: "https", Result: "pass", Points: 20, Max: 20}, "")
+		add(job.Finding{Check: "https", Result: job.Pass, Points: 20, Max: 20}, "")
 	} else {
-		add(Finding{Check: "https", Result: "fail", Max: 20}, "the page is served over plain http")
+		add(job.Finding{Check: "https", Result: job.Fail, Max: 20}, "the page is served over plain http")
 	}
 
 	switch {
 	case p.HTTPSRedirect == nil:
-		add(Finding{Check: "https_redirect", Result: "fail", Max: 10, Detail: "could not be checked"}, "the plain-http address could not be checked for a redirect to https")
+		add(job.Finding{Check: "https_redirect", Result: job.Fail, Max: 10, Detail: "could not be checked"}, "the plain-http address could not be checked for a redirect to https")
 	case *p.HTTPSRedirect:
-		add(Finding{Check: "https_redirect", Result: "pass", Points: 10, Max: 10}, "")
+		add(job.Finding{Check: "https_redirect", Result: job.Pass, Points: 10, Max: 10}, "")
 	default:
-		add(Finding{Check: "https_redirect", Result: "fail", Max: 10}, "plain http does not redirect to https")
+		add(job.Finding{Check: "https_redirect", Result: job.Fail, Max: 10}, "plain http does not redirect to https")
 	}
 
 	hsts := h.Get("Strict-Transport-Security")
 	switch age, ok := maxAge(hsts); {
 	case !p.HTTPS || hsts == "":
-		add(Finding{Check: "hsts", Result: "fail", Max: 15, Value: hsts}, "no Strict-Transport-Security header on an https response")
+		add(job.Finding{Check: "hsts", Result: job.Fail, Max: 15, Value: hsts}, "no Strict-Transport-Security header on an https response")
 	case !ok || age <= 0:
-		add(Finding{Check: "hsts", Result: "fail", Max: 15, Value: hsts, Detail: "no usable max-age"}, "Strict-Transport-Security has no usable max-age")
+		add(job.Finding{Check: "hsts", Result: job.Fail, Max: 15, Value: hsts, Detail: "no usable max-age"}, "Strict-Transport-Security has no usable max-age")
 	case age < hstsMinAge:
-		add(Finding{Check: "hsts", Result: "partial", Points: 8, Max: 15, Value: hsts, Detail: "max-age under 180 days"}, "Strict-Transport-Security max-age is under 180 days")
+		add(job.Finding{Check: "hsts", Result: job.Partial, Points: 8, Max: 15, Value: hsts, Detail: "max-age under 180 days"}, "Strict-Transport-Security max-age is under 180 days")
 	default:
-		add(Finding{Check: "hsts", Result: "pass", Points: 15, Max: 15, Value: hsts}, "")
+		add(job.Finding{Check: "hsts", Result: job.Pass, Points: 15, Max: 15, Value: hsts}, "")
 	}
 
 	csp := h.Get("Content-Security-Policy")
 	directives := parseCSP(csp)
 	switch {
 	case csp == "" && h.Get("Content-Security-Policy-Report-Only") != "":
-		add(Finding{Check: "csp", Result: "partial", Points: 3, Max: 15, Value: h.Get("Content-Security-Policy-Report-Only"), Detail: "report-only"}, "Content-Security-Policy is only reported, not enforced")
+		add(job.Finding{Check: "csp", Result: job.Partial, Points: 3, Max: 15, Value: h.Get("Content-Security-Policy-Report-Only"), Detail: "report-only"}, "Content-Security-Policy is only reported, not enforced")
 	case csp == "":
-		add(Finding{Check: "csp", Result: "fail", Max: 15}, "no Content-Security-Policy header")
+		add(job.Finding{Check: "csp", Result: job.Fail, Max: 15}, "no Content-Security-Policy header")
 	case unsafeScripts(directives):
-		add(Finding{Check: "csp", Result: "partial", Points: 8, Max: 15, Value: csp, Detail: "allows unsafe-inline or unsafe-eval scripts"}, "Content-Security-Policy allows unsafe-inline or unsafe-eval scripts")
+		add(job.Finding{Check: "csp", Result: job.Partial, Points: 8, Max: 15, Value: csp, Detail: "allows unsafe-inline or unsafe-eval scripts"}, "Content-Security-Policy allows unsafe-inline or unsafe-eval scripts")
 	default:
-		add(Finding{Check: "csp", Result: "pass", Points: 15, Max: 15, Value: csp}, "")
+		add(job.Finding{Check: "csp", Result: job.Pass, Points: 15, Max: 15, Value: csp}, "")
 	}
 
 	xfo := strings.ToUpper(strings.TrimSpace(h.Get("X-Frame-Options")))
 	_, ancestors := directives["frame-ancestors"]
 	switch {
 	case ancestors:
-		add(Finding{Check: "frame_options", Result: "pass", Points: 10, Max: 10, Value: "frame-ancestors " + directives["frame-ancestors"]}, "")
+		add(job.Finding{Check: "frame_options", Result: job.Pass, Points: 10, Max: 10, Value: "frame-ancestors " + directives["frame-ancestors"]}, "")
 	case xfo == "DENY" || xfo == "SAMEORIGIN":
-		add(Finding{Check: "frame_options", Result: "pass", Points: 10, Max: 10, Value: xfo}, "")
+		add(job.Finding{Check: "frame_options", Result: job.Pass, Points: 10, Max: 10, Value: xfo}, "")
 	default:
-		add(Finding{Check: "frame_options", Result: "fail", Max: 10, Value: xfo}, "no X-Frame-Options DENY/SAMEORIGIN or CSP frame-ancestors: the page can be framed")
+		add(job.Finding{Check: "frame_options", Result: job.Fail, Max: 10, Value: xfo}, "no X-Frame-Options DENY/SAMEORIGIN or CSP frame-ancestors: the page can be framed")
 	}
 
 	if xcto := h.Get("X-Content-Type-Options"); strings.EqualFold(strings.TrimSpace(xcto), "nosniff") {
-		add(Finding{Check: "content_type_options", Result: "pass", Points: 10, Max: 10, Value: xcto}, "")
+		add(job.Finding{Check: "content_type_options", Result: job.Pass, Points: 10, Max: 10, Value: xcto}, "")
 	} else {
-		add(Finding{Check: "content_type_options", Result: "fail", Max: 10, Value: xcto}, "no X-Content-Type-Options: nosniff")
+		add(job.Finding{Check: "content_type_options", Result: job.Fail, Max: 10, Value: xcto}, "no X-Content-Type-Options: nosniff")
 	}
 
 	rp := h.Get("Referrer-Policy")
 	switch policy := lastPolicy(rp); policy {
 	case "no-referrer", "same-origin", "strict-origin", "strict-origin-when-cross-origin", "origin", "origin-when-cross-origin":
-		add(Finding{Check: "referrer_policy", Result: "pass", Points: 5, Max: 5, Value: rp}, "")
+		add(job.Finding{Check: "referrer_policy", Result: job.Pass, Points: 5, Max: 5, Value: rp}, "")
 	case "":
-		add(Finding{Check: "referrer_policy", Result: "fail", Max: 5, Value: rp}, "no Referrer-Policy header")
+		add(job.Finding{Check: "referrer_policy", Result: job.Fail, Max: 5, Value: rp}, "no Referrer-Policy header")
 	default:
-		add(Finding{Check: "referrer_policy", Result: "fail", Max: 5, Value: rp}, "Referrer-Policy "+policy+" leaks full URLs")
+		add(job.Finding{Check: "referrer_policy", Result: job.Fail, Max: 5, Value: rp}, "Referrer-Policy "+policy+" leaks full URLs")
 	}
 
 	switch pp, fp := h.Get("Permissions-Policy"), h.Get("Feature-Policy"); {
 	case pp != "":
-		add(Finding{Check: "permissions_policy", Result: "pass", Points: 5, Max: 5, Value: pp}, "")
+		add(job.Finding{Check: "permissions_policy", Result: job.Pass, Points: 5, Max: 5, Value: pp}, "")
 	case fp != "":
-		add(Finding{Check: "permissions_policy", Result: "partial", Points: 2, Max: 5, Value: fp, Detail: "legacy Feature-Policy"}, "only the legacy Feature-Policy header, no Permissions-Policy")
+		add(job.Finding{Check: "permissions_policy", Result: job.Partial, Points: 2, Max: 5, Value: fp, Detail: "legacy Feature-Policy"}, "only the legacy Feature-Policy header, no Permissions-Policy")
 	default:
-		add(Finding{Check: "permissions_policy", Result: "fail", Max: 5}, "no Permissions-Policy header")
+		add(job.Finding{Check: "permissions_policy", Result: job.Fail, Max: 5}, "no Permissions-Policy header")
 	}
 
 	add(gradeCookies(s, p))
@@ -144,14 +119,14 @@ func Grade(p Page) *Security {
 	m := p.Markup
 	switch {
 	case !p.HTTPS:
-		add(Finding{Check: "mixed_content", Result: "fail", Max: 5, Detail: "the page itself is not https"}, "")
+		add(job.Finding{Check: "mixed_content", Result: job.Fail, Max: 5, Detail: "the page itself is not https"}, "")
 	case len(m.Active) > 0:
-		add(Finding{Check: "mixed_content", Result: "fail", Max: 5, Value: m.Active[0]}, fmt.Sprintf("%d script/style/frame resources load over http (first: %s)", len(m.Active), m.Active[0]))
+		add(job.Finding{Check: "mixed_content", Result: job.Fail, Max: 5, Value: m.Active[0]}, fmt.Sprintf("%d script/style/frame resources load over http (first: %s)", len(m.Active), m.Active[0]))
 	case len(m.Passive) > 0 || len(m.Forms) > 0:
 		first := append(append([]string{}, m.Passive...), m.Forms...)[0]
-		add(Finding{Check: "mixed_content", Result: "partial", Points: 2, Max: 5, Value: first}, fmt.Sprintf("%d images, media or forms use http (first: %s)", len(m.Passive)+len(m.Forms), first))
+		add(job.Finding{Check: "mixed_content", Result: job.Partial, Points: 2, Max: 5, Value: first}, fmt.Sprintf("%d images, media or forms use http (first: %s)", len(m.Passive)+len(m.Forms), first))
 	default:
-		add(Finding{Check: "mixed_content", Result: "pass", Points: 5, Max: 5}, "")
+		add(job.Finding{Check: "mixed_content", Result: job.Pass, Points: 5, Max: 5}, "")
 	}
 
 	s.Grade = letter(s.Score)
@@ -160,11 +135,11 @@ func Grade(p Page) *Security {
 
 // gradeCookies lists every cookie's flags and scores them together: 3
 // points if all are Secure, 1 if all are HttpOnly, 1 if all set SameSite.
-func gradeCookies(s *Security, p Page) (Finding, string) {
+func gradeCookies(s *job.Security, p Page) (job.Finding, string) {
 	allSecure, allHTTPOnly, allSameSite := true, true, true
 	var problems []string
 	for _, c := range p.Cookies {
-		f := CookieFlags{Name: c.Name, Secure: c.Secure, HTTPOnly: c.HttpOnly, SameSite: sameSite(c.SameSite)}
+		f := job.CookieFlags{Name: c.Name, Secure: c.Secure, HTTPOnly: c.HttpOnly, SameSite: sameSite(c.SameSite)}
 		s.Cookies = append(s.Cookies, f)
 		var missing []string
 		if !f.Secure {
@@ -183,7 +158,7 @@ func gradeCookies(s *Security, p Page) (Finding, string) {
 			problems = append(problems, fmt.Sprintf("cookie %s lacks %s", c.Name, strings.Join(missing, ", ")))
 		}
 	}
-	f := Finding{Check: "cookies", Max: 5}
+	f := job.Finding{Check: "cookies", Max: 5}
 	if allSecure && p.HTTPS {
 		f.Points += 3
 	}
@@ -195,11 +170,11 @@ func gradeCookies(s *Security, p Page) (Finding, string) {
 	}
 	switch f.Points {
 	case 5:
-		f.Result = "pass"
+		f.Result = job.Pass
 	case 0:
-		f.Result = "fail"
+		f.Result = job.Fail
 	default:
-		f.Result = "partial"
+		f.Result = job.Partial
 	}
 	if len(p.Cookies) == 0 {
 		f.Detail = "no cookies set"
@@ -207,7 +182,7 @@ func gradeCookies(s *Security, p Page) (Finding, string) {
 	return f, strings.Join(problems, "; ")
 }
 
-func sameSite(s http.SameSite) string {
+func sameSite(s http.SameSite) job.SameSite {
 	switch s {
 	case http.SameSiteLaxMode:
 		return "lax"
@@ -220,7 +195,7 @@ func sameSite(s http.SameSite) string {
 }
 
 // letter maps a score out of 100 to a grade.
-func letter(score int) string {
+func letter(score int) job.Grade {
 	switch {
 	case score >= 90:
 		return "A"

@@ -5,26 +5,13 @@ package inspect
 import (
 	"bytes"
 	"crypto/tls"
-	"time"
+
+	"github.com/surveyor/surveyor/pkg/job"
 )
 
-// TLSInfo is the "tls" section: the final connection and its certificate.
-type TLSInfo struct {
-	Protocol    string    `json:"protocol"`
-	Cipher      string    `json:"cipher"`
-	Subject     string    `json:"subject"`
-	Issuer      string    `json:"issuer"`
-	NotBefore   time.Time `json:"not_before"`
-	NotAfter    time.Time `json:"not_after"`
-	DNSNames    []string  `json:"dns_names"`
-	SelfSigned  bool      `json:"self_signed"`
-	Verified    bool      `json:"verified"`
-	VerifyError string    `json:"verify_error"`
-}
-
 // TLS describes cs; verifyErr is why the chain did not verify (nil if it did).
-func TLS(cs *tls.ConnectionState, verifyErr error) *TLSInfo {
-	info := &TLSInfo{
+func TLS(cs *tls.ConnectionState, verifyErr error) *job.TLSInfo {
+	info := &job.TLSInfo{
 		Protocol: tls.VersionName(cs.Version),
 		Cipher:   tls.CipherSuiteName(cs.CipherSuite),
 		Verified: verifyErr == nil,

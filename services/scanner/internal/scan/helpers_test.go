@@ -147,18 +147,19 @@ func (h *harness) scanner() *Scanner {
 	return s
 }
 
-// scan runs one job through a fresh scanner.
-func (h *harness) scan(url string, options ...string) (*Result, error) {
+// scan runs one job, its options made canonical as ingest makes them,
+// through a fresh scanner.
+func (h *harness) scan(url string, options ...string) (*job.ScanResult, error) {
 	h.t.Helper()
 	return scanWith(h.scanner(), url, options...)
 }
 
-func scanWith(s *Scanner, url string, options ...string) (*Result, error) {
-	res, err := s.Handle(context.Background(), &job.Job{ID: "test", Kind: job.Scan, URL: url, Options: options}, nil)
+func scanWith(s *Scanner, url string, options ...string) (*job.ScanResult, error) {
+	res, err := s.Handle(context.Background(), &job.Job{ID: "test", Kind: job.Scan, URL: url, Options: job.CanonicalOptions(options)}, nil)
 	if err != nil {
 		return nil, err
 	}
-	return res.(*Result), nil
+	return res.(*job.ScanResult), nil
 }
 
 // at rewrites a test server's URL to use host name instead of 127.0.0.1.
@@ -168,11 +169,11 @@ func at(srv *httptest.Server, host string) string {
 	return scheme + "://" + host + ":" + port
 }
 
-func techByName(res *Result, name string) (fingerprint.Detection, bool) {
+func techByName(res *job.ScanResult, name string) (job.Technology, bool) {
 	for _, d := range res.Technologies {
 		if d.Name == name {
 			return d, true
 		}
 	}
-	return fingerprint.Detection{}, false
+	return job.Technology{}, false
 }

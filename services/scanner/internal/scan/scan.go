@@ -18,23 +18,6 @@ import (
 	"github.com/surveyor/surveyor/services/scanner/internal/inspect"
 )
 
-// Result is the scan result document (contract §4). Option sections are
-// present only when asked for.
-type Result struct {
-	FinalURL       string                  `json:"final_url"`
-	HTTPStatus     int                     `json:"http_status"`
-	Title          string                  `json:"title"`
-	IP             string                  `json:"ip"`
-	Redirects      []string                `json:"redirects"`
-	ResponseTimeMS int64                   `json:"response_time_ms"`
-	Technologies   []fingerprint.Detection `json:"technologies,omitzero"`
-	Headers        map[string][]string     `json:"headers,omitzero"`
-	TLS            *inspect.TLSInfo        `json:"tls,omitzero"`
-	DNS            *inspect.DNSInfo        `json:"dns,omitzero"`
-	Security       *inspect.Security       `json:"security,omitzero"`
-	Emails         []string                `json:"emails,omitzero"`
-}
-
 // Scanner handles scan jobs; it is a worker.Handler and safe for
 // concurrent use.
 type Scanner struct {
@@ -76,25 +59,23 @@ const robotsLimit = 512 << 10
 // Handle scans j.URL. Fetch failures come back Permanent with a one-line
 // reason: the scan already retried once, and the runtime should not again.
 func (s *Scanner) Handle(ctx context.Context, j *job.Job, _ worker.Progress) (any, error) {
-	opts, err := ParseOptions(j.Options)
+	// The URL is canonical (ingest made it with job.ParseTarget); a
+	// document that does not parse fails for good.
+	u, err := url.Parse(j.URL)
 	if err != nil {
-		return nil, worker.Permanent(err)
-	}
-	target, fallback := s.target(j.URL)
-	u, err := url.Parse(target)
-	if err != nil || u.Hostname() == "" {
 		return nil, worker.Permanent(fmt.Errorf("bad URL %q", j.URL))
 	}
+	fallback := s.cfg.HTTPFallback && u.Scheme == "https"
 	budget, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
 
-	var dnsDone chan *inspect.DNSInfo
-	if opts.DNS {
-		dnsDone = make(chan *inspect.DNSInfo, 1)
+	var dnsDone chan *job.DNSInfo
+	if j.Wants(job.OptionDNS) {
+		dnsDone = make(chan *job.DNSInfo, 1)
 		go func() { dnsDone <- inspect.DNS(budget, s.dns, u.Hostname()) }()
 	}
 
-	resp, err := s.fetch(budget, target, fallback)
+	resp, err := s.fetch(budget, j.URL, fallback)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err() // the worker is stopping: let the job be redelivered
@@ -106,37 +87,44 @@ func (s *Scanner) Handle(ctx context.Context, j *job.Job, _ worker.Progress) (an
 		return nil, worker.Permanent(errors.New(reason))
 	}
 
-	res := &Result{
+	res := &job.ScanResult{
 		FinalURL:       resp.URL.String(),
 		HTTPStatus:     resp.Status,
 		IP:             resp.RemoteIP,
 		Redirects:      append([]string{}, resp.Redirects...),
 		ResponseTimeMS: resp.Elapsed.Milliseconds(),
 	}
-	ev := s.evidence(resp)
-	res.Title = ev.Title
-	if opts.DNS {
-		res.DNS = <-dnsDone
-		ev.DNS = res.DNS.Evidence()
+	// The page is read once: the security and emails sections take what
+	// they need from the pass that gathers the fingerprint evidence.
+	var markup inspect.Markup
+	var refs func(fingerprint.Ref)
+	if j.Wants(job.OptionSecurity) || j.Wants(job.OptionEmails) {
+		refs = markup.Add
 	}
-	if opts.Technologies {
+	ev := s.evidence(resp, refs)
+	res.Title = ev.Title
+	if j.Wants(job.OptionDNS) {
+		res.DNS = <-dnsDone
+		ev.DNS = inspect.DNSEvidence(res.DNS)
+	}
+	if j.Wants(job.OptionTechnologies) {
 		engine := s.engine()
 		if engine.Uses("robots") {
 			ev.Robots = s.robots(budget, resp.URL)
 		}
-		res.Technologies = append([]fingerprint.Detection{}, engine.Analyze(ev)...)
+		found := engine.Analyze(ev)
+		res.Technologies = make([]job.Technology, len(found))
+		for i, d := range found {
+			res.Technologies[i] = job.Technology(d)
+		}
 	}
-	if opts.Headers {
+	if j.Wants(job.OptionHeaders) {
 		res.Headers = lowerHeaders(resp.Header)
 	}
-	if opts.TLS && resp.TLS != nil {
+	if j.Wants(job.OptionTLS) && resp.TLS != nil {
 		res.TLS = inspect.TLS(resp.TLS, resp.VerifyErr)
 	}
-	var markup inspect.Markup
-	if (opts.Security || opts.Emails) && resp.HTML {
-		markup = inspect.ScanMarkup(resp.Body)
-	}
-	if opts.Security {
+	if j.Wants(job.OptionSecurity) {
 		res.Security = inspect.Grade(inspect.Page{
 			HTTPS:         resp.URL.Scheme == "https",
 			Header:        resp.Header,
@@ -145,20 +133,10 @@ func (s *Scanner) Handle(ctx context.Context, j *job.Job, _ worker.Progress) (an
 			Markup:        markup,
 		})
 	}
-	if opts.Emails {
+	if j.Wants(job.OptionEmails) {
 		res.Emails = inspect.Emails(markup.Mailto, ev.Text)
 	}
 	return res, nil
-}
-
-// target adds https:// to a scheme-less URL and says whether plain http may
-// be tried when https cannot connect.
-func (s *Scanner) target(raw string) (string, bool) {
-	raw = strings.TrimSpace(raw)
-	if !strings.Contains(raw, "://") {
-		return "https://" + raw, true
-	}
-	return raw, s.cfg.HTTPFallback && strings.HasPrefix(strings.ToLower(raw), "https://")
 }
 
 // fetch makes the scan's one retry: over plain http when https could not
@@ -188,9 +166,10 @@ func (s *Scanner) fetch(ctx context.Context, target string, fallback bool) (*fet
 	return nil, err // the first failure says more about the URL asked for
 }
 
-// evidence gathers what the fingerprint engine matches. A non-HTML response
-// is judged on its headers alone.
-func (s *Scanner) evidence(resp *fetch.Response) *fingerprint.Evidence {
+// evidence gathers what the fingerprint engine matches, handing refs (when
+// not nil) the page's references on the way. A non-HTML response is judged
+// on its headers alone.
+func (s *Scanner) evidence(resp *fetch.Response, refs func(fingerprint.Ref)) *fingerprint.Evidence {
 	ev := &fingerprint.Evidence{
 		URL:        resp.URL.String(),
 		Status:     resp.Status,
@@ -202,7 +181,7 @@ func (s *Scanner) evidence(resp *fetch.Response) *fingerprint.Evidence {
 		ev.Cookies[strings.ToLower(c.Name)] = c.Value
 	}
 	if resp.HTML {
-		fingerprint.ParseHTML(resp.Body, ev)
+		fingerprint.ParseHTMLRefs(resp.Body, ev, refs)
 	}
 	return ev
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/surveyor/surveyor/pkg/job"
 	"github.com/surveyor/surveyor/pkg/netguard"
 	"github.com/surveyor/surveyor/pkg/resolver"
 	"github.com/surveyor/surveyor/pkg/sitemap"
@@ -44,7 +45,7 @@ type item struct {
 	hash    uint64
 	kind    taskKind
 	depth   int
-	source  sitemap.Source
+	source  job.Source
 	lastmod string   // from a sitemap
 	from    string   // first URL of the redirect chain that led here
 	chain   []uint64 // hashes of that chain, to cut loops
@@ -132,9 +133,9 @@ type crawl struct {
 	lastmods  map[uint64]string   // sitemap lastmod of URLs a link reached first
 	seedCap   int
 
-	pages     []sitemap.Page
-	ex        sitemap.Excluded
-	robotsTxt sitemap.Robots
+	pages     []job.SitemapPage
+	ex        job.Excluded
+	robotsTxt job.RobotsTxt
 	truncated bool
 
 	queued        int // page items waiting
@@ -201,14 +202,14 @@ func (c *crawl) originFor(name string) *originState {
 }
 
 // run crawls until the frontier is empty, max_pages is reached or ctx ends.
-func (c *crawl) run(ctx context.Context) (*sitemap.Result, error) {
+func (c *crawl) run(ctx context.Context) (*job.SitemapResult, error) {
 	tasks, cancel := context.WithCancel(ctx)
 	defer cancel()
 
 	h := c.hash(c.start)
 	c.seen[h] = struct{}{}
 	so, _ := origin(c.start)
-	c.originFor(so).links.push(&item{url: c.start, hash: h, source: sitemap.FromStart})
+	c.originFor(so).links.push(&item{url: c.start, hash: h, source: job.FromStart})
 	c.queued++
 
 	tick := time.NewTicker(progressEvery)
@@ -253,9 +254,9 @@ loop:
 		c.robotsTxt.Sitemaps = []string{}
 	}
 	if c.pages == nil {
-		c.pages = []sitemap.Page{}
+		c.pages = []job.SitemapPage{}
 	}
-	return &sitemap.Result{
+	return &job.SitemapResult{
 		Pages:     c.pages,
 		PageCount: len(c.pages),
 		Truncated: c.truncated || (len(c.pages) >= c.maxPages && c.queued > 0),
@@ -267,7 +268,7 @@ loop:
 
 func (c *crawl) report() {
 	if c.progress != nil {
-		c.progress.Report(Progress{PagesFetched: len(c.pages), Queued: c.queued})
+		c.progress.Report(job.SitemapProgress{PagesFetched: len(c.pages), Queued: c.queued})
 	}
 }
 
@@ -369,7 +370,7 @@ func (c *crawl) handleRobots(o *originState, r *result) {
 			c.fatal = worker.Permanent(r.err)
 			return
 		}
-		c.robotsTxt = sitemap.Robots{Found: r.policy.Found, Sitemaps: r.policy.Sitemaps, Status: r.policy.Status, Error: r.policy.Err}
+		c.robotsTxt = job.RobotsTxt{Found: r.policy.Found, Sitemaps: r.policy.Sitemaps, Status: r.policy.Status, Error: r.policy.Err}
 	}
 	for _, s := range r.policy.Sitemaps {
 		c.addSitemapFile(s, 0, true)
@@ -428,7 +429,7 @@ func (c *crawl) addSeed(raw, lastmod string) {
 		if i, ok := c.pageIdx[h]; ok {
 			if c.pages[i].LastMod == "" {
 				c.pages[i].LastMod = lm
-				c.pages[i].Indexable = c.pages[i].IsIndexable()
+				c.pages[i].Indexable = sitemap.IsIndexable(&c.pages[i])
 			}
 		} else if len(c.lastmods) < c.seedCap {
 			c.lastmods[h] = lm
@@ -439,7 +440,7 @@ func (c *crawl) addSeed(raw, lastmod string) {
 		c.truncated = true
 		return
 	}
-	it := &item{url: u, hash: h, depth: 1, source: sitemap.FromSitemap, lastmod: lm}
+	it := &item{url: u, hash: h, depth: 1, source: job.FromSitemap, lastmod: lm}
 	if q := c.admit(it); q != nil {
 		c.seeds++
 		c.seedItems[h] = it
@@ -479,7 +480,7 @@ func (c *crawl) discover(l link, depth int) {
 		c.upgrade(l.hash, depth)
 		return
 	}
-	it := &item{url: l.url, hash: l.hash, depth: depth, source: sitemap.FromLink}
+	it := &item{url: l.url, hash: l.hash, depth: depth, source: job.FromLink}
 	if q := c.admit(it); q != nil {
 		q.links.push(it)
 	}
@@ -492,14 +493,14 @@ func (c *crawl) upgrade(h uint64, depth int) {
 		return
 	}
 	if i, ok := c.pageIdx[h]; ok {
-		if p := &c.pages[i]; p.Source == sitemap.FromSitemap {
-			p.Source, p.Depth = sitemap.FromLink, depth
+		if p := &c.pages[i]; p.Source == job.FromSitemap {
+			p.Source, p.Depth = job.FromLink, depth
 		}
 		return
 	}
 	if it, ok := c.seedItems[h]; ok {
 		delete(c.seedItems, h)
-		it.source, it.depth = sitemap.FromLink, depth
+		it.source, it.depth = job.FromLink, depth
 		if !it.done { // still queued: move it up to the linked pages
 			o, _ := origin(it.url)
 			c.originFor(o).links.push(it)
@@ -509,7 +510,7 @@ func (c *crawl) upgrade(h uint64, depth int) {
 
 func (c *crawl) handlePage(o *originState, r *result) {
 	it := r.it
-	if it.source == sitemap.FromStart && len(it.chain) == 0 && fatalForStart(r.err) {
+	if it.source == job.FromStart && len(it.chain) == 0 && fatalForStart(r.err) {
 		c.fatal = worker.Permanent(r.err)
 		return
 	}
@@ -583,7 +584,7 @@ func (c *crawl) redirect(it *item, r *result) {
 // list adds a fetched URL to the result and counts why it stays out of the
 // XML.
 func (c *crawl) list(it *item, r *result, url, errMsg string) {
-	p := sitemap.Page{
+	p := job.SitemapPage{
 		URL: url, Status: r.status, Title: r.title, Depth: it.depth,
 		ContentType: r.contentType, LastMod: it.lastmod, Source: it.source,
 		Noindex: r.noindex, Nofollow: r.nofollow, Canonical: r.canonical,
@@ -601,7 +602,7 @@ func (c *crawl) list(it *item, r *result, url, errMsg string) {
 	if p.Error == "" && r.err != nil {
 		p.Error = describe(r.err)
 	}
-	p.Indexable = p.IsIndexable()
+	p.Indexable = sitemap.IsIndexable(&p)
 	switch {
 	case p.Error != "" || p.Status < 200 || p.Status >= 300:
 		c.ex.Errors++

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/surveyor/surveyor/pkg/job"
 	"github.com/surveyor/surveyor/pkg/sitemap"
 )
 
@@ -170,7 +171,7 @@ func TestCrawlBigSite(t *testing.T) {
 		t.Fatalf("%d pages, %d distinct URLs, page_count %d", len(res.Pages), len(pages), res.PageCount)
 	}
 	const s = "http://example.com"
-	want := func(url string, status int, source sitemap.Source, indexable bool) sitemap.Page {
+	want := func(url string, status int, source job.Source, indexable bool) job.SitemapPage {
 		t.Helper()
 		p, ok := pages[url]
 		if !ok {
@@ -199,36 +200,36 @@ func TestCrawlBigSite(t *testing.T) {
 		}
 	}
 
-	home := want(s+"/", 200, sitemap.FromStart, true)
+	home := want(s+"/", 200, job.FromStart, true)
 	if home.Title != "Home" || home.Depth != 0 {
 		t.Errorf("home = %+v", home)
 	}
 	// Mixed case, :80, #fragments and dot segments are one page, fetched once.
-	about := want(s+"/about", 200, sitemap.FromLink, true)
+	about := want(s+"/about", 200, job.FromLink, true)
 	if about.Depth != 1 || about.LastMod != "2023-12-01T10:00:00Z" {
 		t.Errorf("about: depth %d lastmod %q, want 1 and the sitemap's", about.Depth, about.LastMod)
 	}
 	if n := e.hits.get("example.com/about"); n != 1 {
 		t.Errorf("/about fetched %d times", n)
 	}
-	want(s+"/blog/post-1", 200, sitemap.FromLink, true)
-	want(s+"/blog/post-2", 200, sitemap.FromLink, true)
+	want(s+"/blog/post-1", 200, job.FromLink, true)
+	want(s+"/blog/post-2", 200, job.FromLink, true)
 	if n := e.hits.get("example.com/blog/post-1"); n != 1 {
 		t.Errorf("/blog/post-1 fetched %d times", n)
 	}
 
 	// Orphans come from the sitemap index and its gzipped child.
-	o1 := want(s+"/orphan-1", 200, sitemap.FromSitemap, true)
+	o1 := want(s+"/orphan-1", 200, job.FromSitemap, true)
 	if o1.LastMod != "2024-02-03" {
 		t.Errorf("orphan-1 lastmod %q", o1.LastMod)
 	}
-	want(s+"/orphan-2", 200, sitemap.FromSitemap, true)
-	want(s+"/orphan-3?b=2&a=1", 200, sitemap.FromSitemap, true)
+	want(s+"/orphan-2", 200, job.FromSitemap, true)
+	want(s+"/orphan-3?b=2&a=1", 200, job.FromSitemap, true)
 
 	// robots.txt: wildcards, $ and Allow; a sitemap entry is no exception.
-	want(s+"/private/public-note", 200, sitemap.FromLink, true)
+	want(s+"/private/public-note", 200, job.FromLink, true)
 	notFetched("example.com/private/secret", "example.com/private/in-sitemap", "example.com/run.cgi", "example.com/list?print=1")
-	want(s+"/list?sort=1", 200, sitemap.FromLink, true)
+	want(s+"/list?sort=1", 200, job.FromLink, true)
 	if res.Excluded.Robots != 4 {
 		t.Errorf("excluded.robots = %d, want 4", res.Excluded.Robots)
 	}
@@ -237,25 +238,25 @@ func TestCrawlBigSite(t *testing.T) {
 	}
 
 	// Directives.
-	if p := want(s+"/noindex-meta", 200, sitemap.FromLink, false); !p.Noindex {
+	if p := want(s+"/noindex-meta", 200, job.FromLink, false); !p.Noindex {
 		t.Errorf("noindex-meta not marked noindex")
 	}
-	want(s+"/from-noindex", 200, sitemap.FromLink, true) // noindex still follows links
-	if p := want(s+"/noindex-header", 200, sitemap.FromLink, false); !p.Noindex {
+	want(s+"/from-noindex", 200, job.FromLink, true) // noindex still follows links
+	if p := want(s+"/noindex-header", 200, job.FromLink, false); !p.Noindex {
 		t.Errorf("noindex-header not marked noindex")
 	}
-	if p := want(s+"/canonical-elsewhere", 200, sitemap.FromLink, false); p.Canonical != s+"/about" {
+	if p := want(s+"/canonical-elsewhere", 200, job.FromLink, false); p.Canonical != s+"/about" {
 		t.Errorf("canonical = %q", p.Canonical)
 	}
-	want(s+"/canonical-self", 200, sitemap.FromLink, true)
-	if p := want(s+"/nofollow-page", 200, sitemap.FromLink, true); !p.Nofollow {
+	want(s+"/canonical-self", 200, job.FromLink, true)
+	if p := want(s+"/nofollow-page", 200, job.FromLink, true); !p.Nofollow {
 		t.Errorf("nofollow-page not marked nofollow")
 	}
 	notFetched("example.com/only-via-nofollow", "example.com/nofollowed-link")
 
 	// Other link kinds.
 	for _, u := range []string{"/area-target", "/frame", "/page-2", "/refreshed"} {
-		want(s+u, 200, sitemap.FromLink, true)
+		want(s+u, 200, job.FromLink, true)
 	}
 
 	// Traps end.
@@ -266,7 +267,7 @@ func TestCrawlBigSite(t *testing.T) {
 	if n := e.hits.prefixed("example.com/session"); n != 1 {
 		t.Errorf("session page fetched %d times, want once", n)
 	}
-	want(s+"/session", 200, sitemap.FromLink, true)
+	want(s+"/session", 200, job.FromLink, true)
 	if n := e.hits.prefixed("example.com/loopdir/"); n < 1 || n > maxSegRepeats {
 		t.Errorf("loopdir fetched %d times", n)
 	}
@@ -278,12 +279,12 @@ func TestCrawlBigSite(t *testing.T) {
 	}
 
 	// Redirects: the target is listed, a loop is cut, off-site is not fetched.
-	moved := want(s+"/moved-here", 200, sitemap.FromLink, true)
+	moved := want(s+"/moved-here", 200, job.FromLink, true)
 	if moved.RedirectedFrom != s+"/moved" {
 		t.Errorf("redirected_from = %q", moved.RedirectedFrom)
 	}
 	notListed(s+"/moved", s+"/loop-b", "http://other.test/landing")
-	loop := want(s+"/loop-a", 302, sitemap.FromLink, false)
+	loop := want(s+"/loop-a", 302, job.FromLink, false)
 	if loop.Error != "redirect loop" {
 		t.Errorf("loop error %q", loop.Error)
 	}
@@ -299,12 +300,12 @@ func TestCrawlBigSite(t *testing.T) {
 	}
 
 	// The www twin is the same site.
-	want("http://www.example.com/www-page", 200, sitemap.FromLink, true)
+	want("http://www.example.com/www-page", 200, job.FromLink, true)
 
 	// Errors are listed and counted.
-	want(s+"/missing", 404, sitemap.FromLink, false)
-	want(s+"/broken", 500, sitemap.FromLink, false)
-	if p := want(s+"/slow", 200, sitemap.FromLink, false); p.Error != "timeout" {
+	want(s+"/missing", 404, job.FromLink, false)
+	want(s+"/broken", 500, job.FromLink, false)
+	if p := want(s+"/slow", 200, job.FromLink, false); p.Error != "timeout" {
 		t.Errorf("slow page error %q", p.Error)
 	}
 	if res.Excluded.Errors != 4 { // 404, 500, timeout, loop
@@ -312,17 +313,17 @@ func TestCrawlBigSite(t *testing.T) {
 	}
 
 	// The 20 MB page is cut at the body limit; the links before are followed.
-	if p := want(s+"/huge", 200, sitemap.FromLink, true); !p.BodyTruncated {
+	if p := want(s+"/huge", 200, job.FromLink, true); !p.BodyTruncated {
 		t.Error("huge page not marked truncated")
 	}
-	want(s+"/early-link", 200, sitemap.FromLink, true)
+	want(s+"/early-link", 200, job.FromLink, true)
 	notFetched("example.com/after-huge")
 
 	// Non-HTML is listed, not parsed, kept out of the XML; <img> is no link.
-	if p := want(s+"/doc.pdf", 200, sitemap.FromLink, false); p.ContentType != "application/pdf" {
+	if p := want(s+"/doc.pdf", 200, job.FromLink, false); p.ContentType != "application/pdf" {
 		t.Errorf("pdf content type %q", p.ContentType)
 	}
-	want(s+"/photo.png", 200, sitemap.FromLink, false)
+	want(s+"/photo.png", 200, job.FromLink, false)
 	notFetched("example.com/img-only.png", "example.com/mailto", "example.com/javascript")
 	if res.Excluded.NonHTML != 2 || res.Excluded.Noindex != 2 || res.Excluded.Canonicalized != 1 {
 		t.Errorf("excluded = %+v", res.Excluded)

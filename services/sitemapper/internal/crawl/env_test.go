@@ -16,7 +16,6 @@ import (
 
 	"github.com/surveyor/surveyor/pkg/job"
 	"github.com/surveyor/surveyor/pkg/netguard"
-	"github.com/surveyor/surveyor/pkg/sitemap"
 )
 
 // hostsResolver answers the test's host names with 127.0.0.1, like an
@@ -146,18 +145,18 @@ func port(u string) string { return u[strings.LastIndexByte(u, ':')+1:] }
 // progressLog records every progress report.
 type progressLog struct {
 	mu   sync.Mutex
-	last Progress
+	last job.SitemapProgress
 	n    int
 }
 
 func (p *progressLog) Report(v any) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.last = v.(Progress)
+	p.last = v.(job.SitemapProgress)
 	p.n++
 }
 
-func (e *env) crawl(url string, maxPages int) (*sitemap.Result, *progressLog, error) {
+func (e *env) crawl(url string, maxPages int) (*job.SitemapResult, *progressLog, error) {
 	e.t.Helper()
 	p := &progressLog{}
 	j := &job.Job{ID: "t", Kind: job.Sitemap, URL: url, MaxPages: maxPages}
@@ -165,10 +164,10 @@ func (e *env) crawl(url string, maxPages int) (*sitemap.Result, *progressLog, er
 	if err != nil {
 		return nil, p, err
 	}
-	return v.(*sitemap.Result), p, nil
+	return v.(*job.SitemapResult), p, nil
 }
 
-func (e *env) mustCrawl(url string, maxPages int) *sitemap.Result {
+func (e *env) mustCrawl(url string, maxPages int) *job.SitemapResult {
 	e.t.Helper()
 	res, _, err := e.crawl(url, maxPages)
 	if err != nil {
@@ -178,8 +177,8 @@ func (e *env) mustCrawl(url string, maxPages int) *sitemap.Result {
 }
 
 // byURL indexes a result's pages.
-func byURL(res *sitemap.Result) map[string]sitemap.Page {
-	m := make(map[string]sitemap.Page, len(res.Pages))
+func byURL(res *job.SitemapResult) map[string]job.SitemapPage {
+	m := make(map[string]job.SitemapPage, len(res.Pages))
 	for _, p := range res.Pages {
 		m[p.URL] = p
 	}

@@ -1,6 +1,6 @@
 // Package crawl is the sitemapper's crawler. Handler takes a sitemap job,
 // crawls the site of its URL through the safe dialer and returns the
-// sitemap.Result of contract §4.
+// job.SitemapResult of contract §4.
 //
 // Decisions a user of the result may want to know:
 //
@@ -47,12 +47,6 @@ import (
 	"github.com/surveyor/surveyor/services/sitemapper/internal/normalize"
 )
 
-// max_pages bounds of the contract.
-const (
-	DefaultMaxPages = 100
-	MaxMaxPages     = 10_000
-)
-
 // Dialer opens connections; *netguard.Dialer is the one to use.
 type Dialer interface {
 	DialContext(ctx context.Context, network, address string) (net.Conn, error)
@@ -66,12 +60,6 @@ type Handler struct {
 	// TLSClientConfig is used for https; nil verifies against the system
 	// roots. Tests set their own CA here.
 	TLSClientConfig *tls.Config
-}
-
-// Progress is the job's progress document while it runs.
-type Progress struct {
-	PagesFetched int `json:"pages_fetched"`
-	Queued       int `json:"queued"`
 }
 
 // New returns a Handler. A nil d dials through netguard with the resolver
@@ -104,25 +92,21 @@ func New(cfg Config, d Dialer) *Handler {
 }
 
 // Handle crawls j.URL up to j.MaxPages fetched pages and returns a
-// *sitemap.Result. A start URL that is refused (not a public address) or
+// *job.SitemapResult. A start URL that is refused (not a public address) or
 // whose host does not exist fails the job permanently. When the job budget
 // runs out the pages found so far are the result (timed_out is set); when
 // ctx itself ends (the worker stops) the error is returned so the job is
 // delivered again.
 func (h *Handler) Handle(ctx context.Context, j *job.Job, p worker.Progress) (any, error) {
+	// The start URL takes the crawl's spelling (escapes in one form, session
+	// ids dropped), so that links back to it are known.
 	start, err := normalize.Parse(j.URL, nil)
 	if err != nil {
 		return nil, worker.Permanent(fmt.Errorf("sitemap: bad start URL %q: %w", j.URL, err))
 	}
-	maxPages := j.MaxPages
-	if maxPages <= 0 {
-		maxPages = DefaultMaxPages
-	}
-	maxPages = min(maxPages, MaxMaxPages)
-
 	budget, cancel := context.WithTimeout(ctx, h.cfg.JobBudget)
 	defer cancel()
-	c := newCrawl(h, start, maxPages, p)
+	c := newCrawl(h, start, j.MaxPages, p) // ingest gave it a value in bounds
 	defer c.client.CloseIdleConnections()
 	res, err := c.run(budget)
 	if ctx.Err() != nil {

@@ -14,7 +14,6 @@ import (
 	"github.com/surveyor/surveyor/pkg/config"
 	"github.com/surveyor/surveyor/pkg/job"
 	"github.com/surveyor/surveyor/pkg/netguard"
-	"github.com/surveyor/surveyor/pkg/sitemap"
 	"github.com/surveyor/surveyor/pkg/worker"
 )
 
@@ -231,7 +230,7 @@ func TestHTTPSUpgrade(t *testing.T) {
 			t.Errorf("%s: %+v", u, p)
 		}
 	}
-	if p := pages["https://example.com/"]; p.Source != sitemap.FromStart || p.RedirectedFrom != "http://example.com/" {
+	if p := pages["https://example.com/"]; p.Source != job.FromStart || p.RedirectedFrom != "http://example.com/" {
 		t.Errorf("start page %+v", p)
 	}
 	if res.PageCount != 4 || res.Excluded.OutOfScope != 1 {

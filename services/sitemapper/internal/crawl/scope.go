@@ -3,12 +3,13 @@ package crawl
 import (
 	"net/netip"
 	"strings"
+
+	"github.com/surveyor/surveyor/pkg/job"
 )
 
 // Trap limits: URLs past them are never fetched.
 const (
-	maxURLLen      = 2048 // the contract's URL limit
-	maxSegRepeats  = 3    // a path segment seen a fourth time: /a/b/a/b/a/b/a/...
+	maxSegRepeats  = 3 // a path segment seen a fourth time: /a/b/a/b/a/b/a/...
 	maxPathSegs    = 32
 	maxQueryParams = 16   // ever-growing query strings
 	maxKeyRepeats  = 2    // ?p=1&p=2&p=3
@@ -61,7 +62,7 @@ func hostOf(o string) string {
 
 // trap names the reason a normalized URL looks like a crawler trap, or "".
 func trap(u string) string {
-	if len(u) > maxURLLen {
+	if len(u) > job.MaxURLLength {
 		return "URL too long"
 	}
 	_, uri := origin(u)

@@ -1,25 +1,16 @@
 // Package normalize gives every URL of a crawl one spelling, so that links
 // written differently (HOST case, :80, ./, %7E, #fragments, session ids)
-// lead to one fetch.
+// lead to one fetch. The URL itself is read by job.ParseLink, the parser
+// ingest's targets go through too; what is here is the crawl's own rules
+// for paths and queries.
 package normalize
 
 import (
-	"errors"
-	"net"
 	"net/url"
-	"strconv"
 	"strings"
 
-	"golang.org/x/net/idna"
+	"github.com/surveyor/surveyor/pkg/job"
 )
-
-// ErrScheme is returned for links the crawler never follows: mailto:,
-// javascript:, tel:, data: and everything else that is not http or https.
-var ErrScheme = errors.New("normalize: not an http or https URL")
-
-// idnaProfile converts host names to punycode as browsers do, but accepts
-// the underscores real DNS names carry.
-var idnaProfile = idna.New(idna.MapForLookup(), idna.StrictDomainName(false), idna.Transitional(false))
 
 // sessionParams are query parameters that only carry a session id: two URLs
 // that differ in them are the same page.
@@ -30,36 +21,23 @@ var sessionParams = map[string]bool{
 }
 
 // Parse resolves ref against base (nil for an absolute ref) and returns the
-// normalized absolute URL: lower-case scheme and host, IDN host in
-// punycode, default port dropped, dot segments resolved, percent-encoding
-// in one form (unreserved characters decoded, hex upper-case, everything
-// else encoded), session-id parameters and the fragment removed, and an
-// empty path written as "/".
+// normalized absolute URL. job.ParseLink reads it (http or https only,
+// job.ErrScheme otherwise; lower-case scheme and host, IDN host in
+// punycode, default port dropped, fragment removed); then the path and
+// query get one spelling: dot segments resolved, percent-encoding in one
+// form (unreserved characters decoded, hex upper-case, everything else
+// encoded), session-id parameters removed, an empty path written as "/".
 func Parse(ref string, base *url.URL) (string, error) {
 	ref = fixPercent(strings.TrimSpace(ref))
-	u, err := url.Parse(ref)
-	if err != nil {
-		return "", err
-	}
-	if base != nil {
-		u = base.ResolveReference(u)
-	}
-	scheme := strings.ToLower(u.Scheme)
-	if scheme != "http" && scheme != "https" {
-		return "", ErrScheme
-	}
-	if u.User != nil {
-		return "", errors.New("normalize: user info in URL")
-	}
-	host, err := authority(u.Host, scheme)
+	u, err := job.ParseLink(ref, base)
 	if err != nil {
 		return "", err
 	}
 	var b strings.Builder
 	b.Grow(len(ref) + 8)
-	b.WriteString(scheme)
+	b.WriteString(u.Scheme)
 	b.WriteString("://")
-	b.WriteString(host)
+	b.WriteString(u.Host)
 	path := stripPathSession(u.EscapedPath())
 	path = removeDotSegments(escape(path, pathChar))
 	if path == "" {
@@ -71,62 +49,6 @@ func Parse(ref string, base *url.URL) (string, error) {
 		b.WriteString(q)
 	}
 	return b.String(), nil
-}
-
-// authority returns host[:port] in normalized form: lower case, punycode,
-// no trailing dot, no default port for scheme.
-func authority(hostport, scheme string) (string, error) {
-	host, port := hostport, ""
-	if i := strings.LastIndexByte(hostport, ':'); i >= 0 && !strings.Contains(hostport[i:], "]") {
-		host, port = hostport[:i], hostport[i+1:]
-	}
-	if port != "" {
-		n, err := strconv.Atoi(port)
-		if err != nil || n <= 0 || n > 65535 {
-			return "", errors.New("normalize: bad port " + strconv.Quote(port))
-		}
-		port = strconv.Itoa(n)
-		if (scheme == "http" && n == 80) || (scheme == "https" && n == 443) {
-			port = ""
-		}
-	}
-	if strings.HasPrefix(host, "[") {
-		ip := net.ParseIP(strings.Trim(host, "[]"))
-		if ip == nil {
-			return "", errors.New("normalize: bad IPv6 literal")
-		}
-		host = "[" + ip.String() + "]"
-	} else {
-		host = strings.TrimSuffix(host, ".")
-		if host == "" {
-			return "", errors.New("normalize: no host")
-		}
-		if isASCII(host) {
-			host = strings.ToLower(host)
-		} else {
-			h, err := idnaProfile.ToASCII(host)
-			if err != nil {
-				return "", err
-			}
-			host = h
-		}
-		if strings.ContainsAny(host, "/?#@ %") {
-			return "", errors.New("normalize: bad host")
-		}
-	}
-	if port != "" {
-		return host + ":" + port, nil
-	}
-	return host, nil
-}
-
-func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			return false
-		}
-	}
-	return true
 }
 
 func unreserved(c byte) bool {

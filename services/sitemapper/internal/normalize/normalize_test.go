@@ -4,6 +4,8 @@ import (
 	"errors"
 	"net/url"
 	"testing"
+
+	"github.com/surveyor/surveyor/pkg/job"
 )
 
 func TestParse(t *testing.T) {
@@ -64,7 +66,7 @@ func TestParse(t *testing.T) {
 func TestParseRejects(t *testing.T) {
 	base, _ := url.Parse("http://site.test/")
 	for _, in := range []string{"mailto:a@site.test", "javascript:void(0)", "tel:+123", "data:text/html,hi", "ftp://site.test/"} {
-		if _, err := Parse(in, base); !errors.Is(err, ErrScheme) {
+		if _, err := Parse(in, base); !errors.Is(err, job.ErrScheme) {
 			t.Errorf("Parse(%q) err = %v, want ErrScheme", in, err)
 		}
 	}

@@ -1,3 +1,6 @@
+// Package validate turns the JSON bodies of ingest's POST requests into
+// canonical job requests by the rules of package job, collecting every bad
+// field so that one answer lists all of them.
 package validate
 
 import (
@@ -5,10 +8,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
+	"math/big"
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/surveyor/surveyor/pkg/job"
 )
@@ -17,45 +21,6 @@ import (
 type FieldError struct {
 	Field   string `json:"field"`
 	Message string `json:"message"`
-}
-
-// Limits of the contract.
-const (
-	MaxItems        = 1000
-	MaxEmailLength  = 320
-	DefaultMaxPages = 100
-	MaxMaxPages     = 10000
-)
-
-// ScanOptions in their canonical order; "all" stands for every one.
-var ScanOptions = []string{"technologies", "headers", "tls", "dns", "security", "emails"}
-
-// Request is one job asked for, normalized.
-type Request struct {
-	Kind     job.Kind
-	URL      string
-	Email    string
-	Options  []string
-	MaxPages int
-	Force    bool
-}
-
-// Key identifies requests that may share one job: same kind, target and
-// parameters.
-func (r Request) Key() string {
-	switch r.Kind {
-	case job.Scan:
-		return "scan|" + r.URL + "|" + strings.Join(r.Options, ",")
-	case job.Sitemap:
-		return fmt.Sprintf("sitemap|%s|%d", r.URL, r.MaxPages)
-	default:
-		return "email|" + r.Email
-	}
-}
-
-// KeyOf is Key for a stored job document.
-func KeyOf(j *job.Job) string {
-	return Request{Kind: j.Kind, URL: j.URL, Email: j.Email, Options: j.Options, MaxPages: j.MaxPages}.Key()
 }
 
 // Endpoint says which body shape a POST takes.
@@ -69,7 +34,9 @@ const (
 	EmailMany
 )
 
-// fields lists the members each body may have; the first is required.
+// Fields lists the members the body of e may have; the first is required.
+func (e Endpoint) Fields() []string { return fields[e] }
+
 var fields = map[Endpoint][]string{
 	ScanOne:    {"url", "force", "options"},
 	ScanMany:   {"urls", "force", "options"},
@@ -80,7 +47,7 @@ var fields = map[Endpoint][]string{
 
 // Decode validates body for endpoint and returns the requests in order.
 // A malformed body yields a single error with field "" (the whole body).
-func Decode(e Endpoint, body []byte, allowPrivate bool) ([]Request, []FieldError) {
+func Decode(e Endpoint, body []byte, allowPrivate bool) ([]job.Request, []FieldError) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(body, &obj); err != nil || obj == nil {
 		msg := "body must be a JSON object"
@@ -92,7 +59,7 @@ func Decode(e Endpoint, body []byte, allowPrivate bool) ([]Request, []FieldError
 	d := decoder{obj: obj}
 	allowed := fields[e]
 	for _, name := range slices.Sorted(maps.Keys(obj)) {
-		if !contains(allowed, name) {
+		if !slices.Contains(allowed, name) {
 			d.fail(name, "unknown field")
 		}
 	}
@@ -101,8 +68,8 @@ func Decode(e Endpoint, body []byte, allowPrivate bool) ([]Request, []FieldError
 		d.fail(required, "is required")
 	}
 	force := d.boolean("force")
-	base := Request{Force: force}
-	var out []Request
+	base := job.Request{Force: force}
+	var out []job.Request
 	switch e {
 	case ScanOne, ScanMany:
 		base.Kind = job.Scan
@@ -111,9 +78,9 @@ func Decode(e Endpoint, body []byte, allowPrivate bool) ([]Request, []FieldError
 			if t.field == "" {
 				continue
 			}
-			u, msg := URL(t.value, allowPrivate)
-			if msg != "" {
-				d.fail(t.field, msg)
+			u, err := job.ParseTarget(t.value, allowPrivate)
+			if err != nil {
+				d.fail(t.field, err.Error())
 				continue
 			}
 			r := base
@@ -124,9 +91,9 @@ func Decode(e Endpoint, body []byte, allowPrivate bool) ([]Request, []FieldError
 		base.Kind = job.Sitemap
 		base.MaxPages = d.maxPages()
 		for _, t := range d.targets(false, "url", "") {
-			u, msg := URL(t.value, allowPrivate)
-			if msg != "" {
-				d.fail("url", msg)
+			u, err := job.ParseTarget(t.value, allowPrivate)
+			if err != nil {
+				d.fail("url", err.Error())
 				continue
 			}
 			r := base
@@ -139,9 +106,9 @@ func Decode(e Endpoint, body []byte, allowPrivate bool) ([]Request, []FieldError
 			if t.field == "" {
 				continue
 			}
-			addr, msg := Email(t.value)
-			if msg != "" {
-				d.fail(t.field, msg)
+			addr, err := job.NormalizeEmail(t.value)
+			if err != nil {
+				d.fail(t.field, err.Error())
 				continue
 			}
 			r := base
@@ -154,25 +121,6 @@ func Decode(e Endpoint, body []byte, allowPrivate bool) ([]Request, []FieldError
 		return nil, d.errs
 	}
 	return out, nil
-}
-
-// Email checks the length rule of the contract and normalizes the domain
-// (lower case). Bad syntax is not an error here: it is the job's result.
-func Email(raw string) (string, string) {
-	s := strings.TrimSpace(raw)
-	n := utf8.RuneCountInString(s)
-	switch {
-	case n == 0:
-		return "", "must not be empty"
-	case n > MaxEmailLength:
-		return "", "must be at most 320 characters"
-	case !utf8.ValidString(s):
-		return "", "must be valid UTF-8"
-	}
-	if at := strings.LastIndexByte(s, '@'); at >= 0 {
-		s = s[:at+1] + strings.ToLower(s[at+1:])
-	}
-	return s, ""
 }
 
 type decoder struct {
@@ -215,8 +163,8 @@ func (d *decoder) targets(many bool, one, list string) []target {
 		d.fail(list, "must be an array of strings")
 		return nil
 	}
-	if len(items) == 0 || len(items) > MaxItems {
-		d.fail(list, fmt.Sprintf("must have 1 to %d items (has %d)", MaxItems, len(items)))
+	if len(items) == 0 || len(items) > job.MaxItems {
+		d.fail(list, fmt.Sprintf("must have 1 to %d items (has %d)", job.MaxItems, len(items)))
 		return nil
 	}
 	out := make([]target, len(items))
@@ -242,73 +190,81 @@ func (d *decoder) boolean(name string) bool {
 	return b
 }
 
+// options reads the option names; what the scan gets is their canonical
+// list.
 func (d *decoder) options() []string {
 	raw, ok := d.obj["options"]
 	if !ok || isNull(raw) {
-		return []string{"technologies"}
+		return job.CanonicalOptions(nil)
 	}
 	var items []json.RawMessage
 	if json.Unmarshal(raw, &items) != nil {
 		d.fail("options", "must be an array of strings or null")
 		return nil
 	}
-	seen := map[string]bool{}
+	names := make([]string, 0, len(items))
 	for i, it := range items {
 		var s string
-		if json.Unmarshal(it, &s) != nil || isNull(it) {
+		if isNull(it) || json.Unmarshal(it, &s) != nil {
 			d.fail(fmt.Sprintf("options[%d]", i), "must be a string")
 			continue
 		}
-		s = strings.ToLower(strings.TrimSpace(s))
-		switch {
-		case s == "all":
-			for _, o := range ScanOptions {
-				seen[o] = true
-			}
-		case contains(ScanOptions, s):
-			seen[s] = true
-		default:
-			d.fail(fmt.Sprintf("options[%d]", i), fmt.Sprintf("unknown option %q (use %s or all)", s, strings.Join(ScanOptions, ", ")))
+		if !job.IsOption(s) {
+			d.fail(fmt.Sprintf("options[%d]", i), fmt.Sprintf("unknown option %q (use %s)", s, optionList))
+			continue
 		}
+		names = append(names, s)
 	}
-	if len(seen) == 0 {
-		return []string{"technologies"}
-	}
-	out := make([]string, 0, len(seen))
-	for _, o := range ScanOptions {
-		if seen[o] {
-			out = append(out, o)
-		}
-	}
-	return out
+	return job.CanonicalOptions(names)
 }
+
+// optionList names the options for an error message.
+var optionList = func() string {
+	names := make([]string, len(job.ScanOptions))
+	for i, o := range job.ScanOptions {
+		names[i] = string(o)
+	}
+	return strings.Join(names, ", ") + " or " + job.AllOptions
+}()
 
 func (d *decoder) maxPages() int {
 	raw, ok := d.obj["max_pages"]
 	if !ok || isNull(raw) {
-		return DefaultMaxPages
+		return job.DefaultMaxPages
 	}
-	var n int
-	if err := json.Unmarshal(raw, &n); err != nil {
+	n, ok := integer(raw)
+	switch {
+	case !ok:
 		d.fail("max_pages", "must be a whole number")
-		return 0
+	case n < 1 || n > job.MaxMaxPages:
+		d.fail("max_pages", fmt.Sprintf("must be from 1 to %d", job.MaxMaxPages))
 	}
-	if n < 1 || n > MaxMaxPages {
-		d.fail("max_pages", fmt.Sprintf("must be from 1 to %d", MaxMaxPages))
+	return int(n)
+}
+
+// integer reads a JSON number with no fractional part, however it is
+// written (2, 2.0, 2e0), as JSON Schema's "integer" does. Values beyond
+// int64 are clamped, which keeps them out of every range checked here.
+func integer(raw json.RawMessage) (int64, bool) {
+	var n int64
+	if json.Unmarshal(raw, &n) == nil {
+		return n, true
 	}
-	return n
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '-' && (raw[0] < '0' || raw[0] > '9') {
+		return 0, false // not a number: a JSON value starting so is one
+	}
+	r, ok := new(big.Rat).SetString(string(raw))
+	if !ok || !r.IsInt() {
+		return 0, false
+	}
+	if !r.Num().IsInt64() {
+		return int64(r.Num().Sign()) * math.MaxInt64, true
+	}
+	return r.Num().Int64(), true
 }
 
 func isNull(raw json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(raw), []byte("null")) }
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
 
 // byItemIndex orders errors of list items by their index ("urls[2]" before
 // "urls[10]"); other fields keep their order.
