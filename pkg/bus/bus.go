@@ -1,6 +1,10 @@
-// Package bus connects Surveyor's processes to NATS JetStream and declares
-// the streams and buckets they meet through. Every process runs Setup at
-// start; it is idempotent, so replicas and restarts converge on one layout.
+// Package bus owns Surveyor's wire: it connects processes to NATS
+// JetStream, declares the streams and buckets they meet through, names
+// every subject (subjects.go), stores batches of messages with one
+// acknowledgement (batch.go), reads a stream by sequence (direct.go) and
+// carries ingest's accept announcements (accepted.go). Every process runs
+// Setup at start; it is idempotent, so replicas and restarts converge on
+// one layout.
 package bus
 
 import (
