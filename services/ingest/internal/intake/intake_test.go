@@ -213,3 +213,17 @@ func TestSubmitAfterRunEndsFails(t *testing.T) {
 		t.Fatalf("JOBS holds %d jobs, want the one accepted", len(ids))
 	}
 }
+
+// A request whose batch is never answered gives up after the timeout.
+func TestSubmissionWithoutAnswerGivesUp(t *testing.T) {
+	const timeout = 100 * time.Millisecond
+	b := newBatcher(nil, "replica", timeout, func(err error) error { return err })
+	stop := make(chan struct{})
+	defer close(stop)
+	go b.ticking(stop) // the clock of run, without run: nothing is answered
+	start := time.Now()
+	err := b.store(context.Background(), []bus.Msg{{Subject: "jobs.scan", ID: "1", Data: []byte("{}")}})
+	if waited := time.Since(start); !errors.Is(err, ErrUnavailable) || waited < timeout || waited > 3*timeout {
+		t.Fatalf("%v after %s, want ErrUnavailable after %s", err, waited, timeout)
+	}
+}
