@@ -1,56 +1,127 @@
 package deploy
 
-// surveyorServices are the four binaries, each with the variable that sets
-// the address its probes and metrics are served on.
-var surveyorServices = map[string]string{
-	"ingest":     "HTTP_ADDR",
-	"scanner":    "ADMIN_ADDR",
-	"sitemapper": "ADMIN_ADDR",
-	"emailcheck": "ADMIN_ADDR",
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// binary is settings/<name>.json: what one Surveyor binary declares, as
+// pkg/service.Binary writes it. The binaries' own tests regenerate these
+// files from the code and fail when one is stale, so the tests here check
+// the manifests against the code without a copy of its variable names.
+type binary struct {
+	Listen    string `json:"listen"` // variable of the probes' and metrics' address
+	Variables []struct {
+		Name    string `json:"name"`
+		Default string `json:"default"`
+	} `json:"variables"`
+	Worker *struct {
+		Consumer      string `json:"consumer"`
+		Concurrency   string `json:"concurrency"`
+		MaxAckPending int    `json:"max_ack_pending"`
+	} `json:"worker"`
 }
 
-// workers maps each worker to the durable JetStream consumer it shares on
-// stream JOBS and to the variable holding its per-pod concurrency.
-var workers = map[string]struct{ consumer, concurrency string }{
-	"scanner":    {"scan-workers", "SCANNER_CONCURRENCY"},
-	"sitemapper": {"sitemap-workers", "SITEMAPPER_CONCURRENCY"},
-	"emailcheck": {"email-workers", "EMAILCHECK_CONCURRENCY"},
+// reads reports whether the binary declares the variable name.
+func (b binary) reads(name string) bool {
+	_, ok := b.defaultOf(name)
+	return ok
 }
 
-// knownEnv is every variable the deployment files may set: contract §2, the
-// tuning variables the services read today, and the Go runtime's
-// GOMEMLIMIT. The services ignore a misspelt name silently, so the tests
-// reject any name not listed here; add a new variable when a service
-// starts reading it.
-var knownEnv = map[string]bool{
-	// contract §2
-	"NATS_URL": true, "EMBEDDED_NATS": true, "DATA_DIR": true, "STREAM_REPLICAS": true,
-	"HTTP_ADDR": true, "ADMIN_ADDR": true, "ALLOW_PRIVATE_TARGETS": true,
-	"DNS_SERVER": true, "SMTP_PORT": true, "SMTP_HELO": true, "SMTP_FROM": true,
-	"CACHE_TTL": true, "RESULT_TTL": true, "TECHNOLOGIES_API_TOKENS": true,
-	"FINGERPRINTS_DIR": true, "RATE_LIMIT": true, "TRUSTED_PROXIES": true,
-	"SCANNER_CONCURRENCY": true, "SITEMAPPER_CONCURRENCY": true, "EMAILCHECK_CONCURRENCY": true,
-	// pkg/obs, pkg/service
-	"LOG_LEVEL": true, "JOBS_MAX_MSGS": true, "JOBS_MAX_BYTES": true,
-	"WORKER_ACK_WAIT": true, "WORKER_MAX_DELIVER": true, "WORKER_GRACE": true,
-	// services/scanner
-	"SCANNER_HTTP_FALLBACK": true, "SCANNER_BODY_TIMEOUT": true, "SCANNER_DIAL_TIMEOUT": true,
-	"SCANNER_HEADER_TIMEOUT": true, "SCANNER_TIMEOUT": true, "SCANNER_TLS_TIMEOUT": true,
-	"SCANNER_BODY_LIMIT": true, "SCANNER_MAX_REDIRECTS": true, "SCANNER_USER_AGENT": true,
-	// services/sitemapper
-	"SITEMAPPER_JOB_BUDGET": true, "SITEMAPPER_TIMEOUT": true, "SITEMAPPER_BODY_LIMIT": true,
-	"SITEMAPPER_MAX_DEPTH": true, "SITEMAPPER_PER_HOST": true, "SITEMAPPER_USER_AGENT": true,
-	// services/emailcheck
-	"EMAILCHECK_BANNER_TIMEOUT": true, "EMAILCHECK_COMMAND_TIMEOUT": true,
-	"EMAILCHECK_CONNECT_TIMEOUT": true, "EMAILCHECK_GREYLIST_RETRY": true,
-	"EMAILCHECK_IDLE_TIMEOUT": true, "EMAILCHECK_TIMEOUT": true, "EMAILCHECK_PER_SERVER": true,
-	"EMAILCHECK_LISTS_DIR": true,
-	"GOMEMLIMIT":           true,
+func (b binary) defaultOf(name string) (string, bool) {
+	for _, v := range b.Variables {
+		if v.Name == name {
+			return v.Default, true
+		}
+	}
+	return "", false
 }
 
-// consumerMaxAckPending is the cap pkg/worker puts on a consumer's jobs in
-// flight across all its pods: scaling a worker past it adds idle pods.
-const consumerMaxAckPending = 1000
+// goRuntimeEnv are variables of the Go runtime itself, which a deployment
+// may set on any binary.
+var goRuntimeEnv = map[string]bool{"GOMEMLIMIT": true, "GOGC": true}
 
-// defaultWorkerGrace is pkg/service's WORKER_GRACE when unset.
-const defaultWorkerGrace = "20s"
+var loadBinaries = sync.OnceValues(func() (map[string]binary, error) {
+	files, err := filepath.Glob(filepath.Join("settings", "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]binary{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		var b binary
+		if err := json.Unmarshal(data, &b); err != nil {
+			return nil, err
+		}
+		out[strings.TrimSuffix(filepath.Base(f), ".json")] = b
+	}
+	return out, nil
+})
+
+// binaries are the four Surveyor binaries by name.
+func binaries(t *testing.T) map[string]binary {
+	t.Helper()
+	bs, err := loadBinaries()
+	if err != nil {
+		t.Fatalf("settings/*.json: %v", err)
+	}
+	if len(bs) != 4 {
+		t.Fatalf("settings/ describes %d binaries, want ingest, scanner, sitemapper and emailcheck", len(bs))
+	}
+	return bs
+}
+
+// workers are the binaries that take jobs, by name.
+func workers(t *testing.T) map[string]binary {
+	t.Helper()
+	ws := map[string]binary{}
+	for name, b := range binaries(t) {
+		if b.Worker != nil {
+			ws[name] = b
+		}
+	}
+	return ws
+}
+
+// readByAny reports whether some binary reads name: the test for
+// environment given to every binary alike (a shared ConfigMap, a compose
+// anchor). The services ignore a misspelt name silently, so the tests
+// reject any name no binary declares.
+func readByAny(t *testing.T, name string) bool {
+	t.Helper()
+	if goRuntimeEnv[name] {
+		return true
+	}
+	for _, b := range binaries(t) {
+		if b.reads(name) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestSettingsDescribeEveryBinary(t *testing.T) {
+	bs := binaries(t)
+	for _, name := range []string{"ingest", "scanner", "sitemapper", "emailcheck"} {
+		b, ok := bs[name]
+		if !ok {
+			t.Errorf("no settings/%s.json", name)
+			continue
+		}
+		if !b.reads(b.Listen) || !b.reads("NATS_URL") {
+			t.Errorf("%s: does not declare its listen variable %q or NATS_URL", name, b.Listen)
+		}
+		if w := b.Worker; (name == "ingest") != (w == nil) {
+			t.Errorf("%s: worker section %+v", name, w)
+		} else if w != nil && (!b.reads(w.Concurrency) || w.Consumer == "" || w.MaxAckPending < 1) {
+			t.Errorf("%s: worker section %+v", name, w)
+		}
+	}
+}

@@ -82,7 +82,7 @@ func envValue(ctr corev1.Container, name string) (string, bool) {
 func surveyorEnv(t *testing.T, c *cluster) *corev1.ConfigMap {
 	t.Helper()
 	var name string
-	for svc := range surveyorServices {
+	for svc := range binaries(t) {
 		d, ok := c.Deployments[svc]
 		if !ok {
 			t.Fatalf("no Deployment %q", svc)
@@ -123,8 +123,8 @@ func TestEveryObjectInTheNamespace(t *testing.T) {
 
 func TestPodsProbedLimitedAndLockedDown(t *testing.T) {
 	c := mustRender(t)
-	if len(c.Deployments) != len(surveyorServices) {
-		t.Errorf("want Deployments %v, got %d", surveyorServices, len(c.Deployments))
+	if bs := binaries(t); len(c.Deployments) != len(bs) {
+		t.Errorf("want a Deployment for each of %v, got %d", slices.Sorted(maps.Keys(bs)), len(c.Deployments))
 	}
 	for _, w := range c.workloads() {
 		spec := w.tmpl.Spec
@@ -225,7 +225,8 @@ func TestPodsPassRestrictedPodSecurity(t *testing.T) {
 
 func TestServicesListenWhereProbed(t *testing.T) {
 	c := mustRender(t)
-	for svc, addrVar := range surveyorServices {
+	for svc, b := range binaries(t) {
+		addrVar := b.Listen
 		ctr := c.Deployments[svc].Spec.Template.Spec.Containers[0]
 		// Any registry, but the image built with SERVICE=<svc>.
 		if repo := strings.TrimSuffix(ctr.Image, ":"+imageTag(ctr.Image)); path.Base(repo) != svc {
@@ -265,15 +266,15 @@ func TestServicesListenWhereProbed(t *testing.T) {
 // worker must have handed its jobs back by then.
 func TestWorkersStopInTime(t *testing.T) {
 	c := mustRender(t)
-	grace := surveyorEnv(t, c).Data["WORKER_GRACE"]
-	if grace == "" {
-		grace = defaultWorkerGrace
-	}
-	d, err := time.ParseDuration(grace)
-	if err != nil {
-		t.Fatalf("WORKER_GRACE=%q: %v", grace, err)
-	}
-	for w := range workers {
+	for w, b := range workers(t) {
+		grace := surveyorEnv(t, c).Data["WORKER_GRACE"]
+		if grace == "" {
+			grace, _ = b.defaultOf("WORKER_GRACE")
+		}
+		d, err := time.ParseDuration(grace)
+		if err != nil {
+			t.Fatalf("%s: WORKER_GRACE=%q: %v", w, grace, err)
+		}
 		spec := c.Deployments[w].Spec.Template.Spec
 		if spec.TerminationGracePeriodSeconds == nil || time.Duration(*spec.TerminationGracePeriodSeconds)*time.Second < d+10*time.Second {
 			t.Errorf("%s: terminationGracePeriodSeconds %s leaves under 10s after WORKER_GRACE=%s", w, show(spec.TerminationGracePeriodSeconds), grace)
@@ -290,19 +291,26 @@ func TestSharedEnvironment(t *testing.T) {
 	if _, ok := cm.Data["TECHNOLOGIES_API_TOKENS"]; ok {
 		t.Error("TECHNOLOGIES_API_TOKENS belongs in a Secret, not in the ConfigMap")
 	}
+	// Every Deployment loads the whole ConfigMap, so a name in it need only
+	// be read by some binary; a Deployment's own env must be read by its
+	// binary.
 	for k := range cm.Data {
-		if !knownEnv[k] {
+		if !readByAny(t, k) {
 			t.Errorf("ConfigMap sets %s, which no Surveyor service reads", k)
 		}
 	}
-	for svc := range surveyorServices {
+	for svc, b := range binaries(t) {
 		for _, e := range c.Deployments[svc].Spec.Template.Spec.Containers[0].Env {
-			if !knownEnv[e.Name] {
-				t.Errorf("%s sets %s, which no Surveyor service reads", svc, e.Name)
+			if !b.reads(e.Name) && !goRuntimeEnv[e.Name] {
+				t.Errorf("%s sets %s, which %s does not read", svc, e.Name, svc)
 			}
 		}
 	}
-	for _, v := range []string{"SCANNER_CONCURRENCY", "SITEMAPPER_CONCURRENCY", "EMAILCHECK_CONCURRENCY", "SMTP_PORT"} {
+	concurrency := []string{"SMTP_PORT"}
+	for _, b := range workers(t) {
+		concurrency = append(concurrency, b.Worker.Concurrency)
+	}
+	for _, v := range concurrency {
 		if n, err := strconv.Atoi(cm.Data[v]); err != nil || n < 1 {
 			t.Errorf("%s=%q is not a positive number", v, cm.Data[v])
 		}
@@ -503,7 +511,8 @@ func TestAutoscaling(t *testing.T) {
 			scaled[so.Spec.ScaleTargetRef.Name] = "ScaledObject " + so.Name
 		}
 	}
-	for w, want := range workers {
+	for w, b := range workers(t) {
+		want := b.Worker
 		so, ok := c.ScaledObjects[w]
 		if !ok {
 			t.Errorf("no ScaledObject for worker %s", w)
@@ -521,8 +530,8 @@ func TestAutoscaling(t *testing.T) {
 			continue
 		}
 		md := so.Spec.Triggers[0].Metadata
-		if md["stream"] != "JOBS" || md["consumer"] != want.consumer || md["account"] != "$G" {
-			t.Errorf("ScaledObject %s watches %s/%s in account %q, want JOBS/%s in $G", w, md["stream"], md["consumer"], md["account"], want.consumer)
+		if md["stream"] != "JOBS" || md["consumer"] != want.Consumer || md["account"] != "$G" {
+			t.Errorf("ScaledObject %s watches %s/%s in account %q, want JOBS/%s in $G", w, md["stream"], md["consumer"], md["account"], want.Consumer)
 		}
 		// KEDA runs in its own namespace and reaches each node as
 		// <pod>.<headless service>, so the name must be fully qualified.
@@ -533,13 +542,13 @@ func TestAutoscaling(t *testing.T) {
 		// The lag KEDA counts includes jobs in hand; at or below one pod's
 		// concurrency, a busy but keeping-up worker would scale out.
 		lag, err := strconv.Atoi(md["lagThreshold"])
-		conc, _ := strconv.Atoi(cm.Data[want.concurrency])
+		conc, _ := strconv.Atoi(cm.Data[want.Concurrency])
 		if err != nil || lag <= conc {
-			t.Errorf("ScaledObject %s lagThreshold %q must exceed %s=%d", w, md["lagThreshold"], want.concurrency, conc)
+			t.Errorf("ScaledObject %s lagThreshold %q must exceed %s=%d", w, md["lagThreshold"], want.Concurrency, conc)
 		}
-		if so.Spec.MaxReplicaCount != nil && int(*so.Spec.MaxReplicaCount)*conc > consumerMaxAckPending {
+		if so.Spec.MaxReplicaCount != nil && int(*so.Spec.MaxReplicaCount)*conc > want.MaxAckPending {
 			t.Errorf("ScaledObject %s: %d pods x %d jobs exceeds the consumer's MaxAckPending %d; the extra pods would idle",
-				w, *so.Spec.MaxReplicaCount, conc, consumerMaxAckPending)
+				w, *so.Spec.MaxReplicaCount, conc, want.MaxAckPending)
 		}
 	}
 	for name, d := range c.Deployments {

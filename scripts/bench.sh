@@ -144,7 +144,8 @@ END {
 }' "$work/results" | tee "$summary"
 
 # Go benchmarks of the other packages, each reporting its baseline ratio
-# as a custom metric. Only packages that exist are run.
+# as a custom metric (the fingerprint engine's also its slowest page of the
+# corpus, named on a line of its own). Only packages that exist are run.
 if [ "${BENCH_SKIP_GO:-0}" != 1 ]; then
 	# Each package with its -benchtime: the engine's benchmarks time one
 	# page per iteration, so one iteration would time a single page of the
@@ -163,6 +164,12 @@ if [ "${BENCH_SKIP_GO:-0}" != 1 ]; then
 		echo "== go benchmarks: $pkg"
 		"$GO" test -run XXX -bench . -benchtime "$benchtime" -timeout 5m "$pkg" | tee "$work/go.out" || echo "bench: $pkg failed" >&2
 		awk -v pkg="$pkg" '/^Benchmark/ { print pkg, $0 }' "$work/go.out" >>"$work/gobench"
+		# The engine's benchmarks name their slowest page on a log line of
+		# each round; the last round's (the longest) is the one to report.
+		awk -v pkg="$pkg" '
+			/^--- BENCH: / { name = $3 }
+			/slowest page:/ { sub(/^.*slowest page:/, "slowest page:"); last[name] = $0 }
+			END { for (n in last) printf "%-40s %-28s %s\n", pkg, n, last[n] }' "$work/go.out" >>"$work/worst"
 	done
 	if [ -d test/e2e ]; then
 		echo "== go benchmarks: ./test/e2e"
@@ -192,4 +199,8 @@ if [ -s "$summary.go" ]; then
 	echo
 	printf "%-40s %-28s %-24s %s\n" package benchmark metric value
 	cat "$summary.go"
+fi
+if [ -s "$work/worst" ]; then
+	echo
+	sort "$work/worst"
 fi

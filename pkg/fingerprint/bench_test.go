@@ -9,8 +9,54 @@ import (
 	"time"
 )
 
-// The benchmark corpus: 120 pages of 50-500 KB over 17 platforms.
-var corpus = sync.OnceValue(func() []corpusPage { return buildCorpus(120, 50, 500, 1) })
+// The benchmark corpus: 120 pages of 50-500 KB over 17 platforms. Every
+// tenth holds a U+212A or U+017F in its text, as pages on physics or in
+// old print do, so that the slowest page reported would show a regression
+// on them.
+var corpus = sync.OnceValue(func() []corpusPage {
+	pages := buildCorpus(120, 50, 500, 1)
+	for i := 9; i < len(pages); i += 10 {
+		plant, name := withSign, " + U+212A"
+		if i%20 == 19 {
+			plant, name = withLongS, " + U+017F"
+		}
+		pages[i].ev, pages[i].platform = *reparse(&pages[i], plant), pages[i].platform+name
+	}
+	return pages
+})
+
+// pageTimes keeps each corpus page's best time, to name the slowest.
+type pageTimes []time.Duration
+
+func (t pageTimes) add(i int, d time.Duration) {
+	if t[i] == 0 || d < t[i] {
+		t[i] = d
+	}
+}
+
+// report adds the slowest page's time and the highest time per byte of
+// HTML as metrics, and names those pages on a line of their own.
+func (t pageTimes) report(b *testing.B, pages []corpusPage) {
+	perMB := func(i int) float64 { return t[i].Seconds() * 1e3 / (float64(len(pages[i].ev.HTML)) / 1e6) }
+	slow, dense := 0, 0
+	for i := range t {
+		if t[i] > t[slow] {
+			slow = i
+		}
+		if t[i] > 0 && (t[dense] == 0 || perMB(i) > perMB(dense)) {
+			dense = i
+		}
+	}
+	if t[slow] == 0 {
+		return
+	}
+	name := func(i int) string {
+		return fmt.Sprintf("#%d %s (%d KB)", i, pages[i].platform, len(pages[i].ev.HTML)>>10)
+	}
+	b.ReportMetric(t[slow].Seconds()*1e3, "slowest-page-ms")
+	b.ReportMetric(perMB(dense), "worst-ms/MB")
+	b.Logf("slowest page: %s %.2f ms; costliest per byte: %s %.2f ms/MB", name(slow), t[slow].Seconds()*1e3, name(dense), perMB(dense))
+}
 
 // TestEngineMatchesNaiveOnCorpus checks the engine against the naive loop
 // on realistic pages with the built-in database (smaller pages, to stay
@@ -42,13 +88,17 @@ func BenchmarkEngineVsNaive(b *testing.B) {
 	load := time.Since(start)
 	base := naiveBaseline(e, pages)
 
+	times := make(pageTimes, len(pages))
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
+		start := time.Now()
 		e.Analyze(&pages[i%len(pages)].ev)
+		times.add(i%len(pages), time.Since(start))
 	}
 	b.StopTimer()
 	perPage := b.Elapsed().Seconds() / float64(b.N)
+	times.report(b, pages)
 	b.ReportMetric(1/perPage, "pages/s")
 	b.ReportMetric(1/base.naive, "naive-pages/s")
 	b.ReportMetric(base.naive/base.engine, "ratio")
@@ -113,13 +163,17 @@ func BenchmarkEngineScale(b *testing.B) {
 	}
 	smallPer := perPage(eSmall)
 
+	times := make(pageTimes, len(pages))
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
+		start := time.Now()
 		eBig.Analyze(&pages[i%len(pages)].ev)
+		times.add(i%len(pages), time.Since(start))
 	}
 	b.StopTimer()
 	bigPer := b.Elapsed().Seconds() / float64(b.N)
+	times.report(b, pages)
 	b.ReportMetric(1/bigPer, "pages/s")
 	b.ReportMetric(float64(len(big.techs))/float64(max(1, len(small.techs))), "db-size-ratio")
 	b.ReportMetric(bigPer/smallPer, "time-ratio")

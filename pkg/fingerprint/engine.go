@@ -43,7 +43,7 @@ type kindIndex struct {
 	postings [][]posting        // literal id -> patterns and clause bits it satisfies
 	isAnchor []bool             // literal id -> record its occurrences
 	always   map[string][]int32 // key -> patterns without usable literals
-	all      map[string][]int32 // key -> every pattern, for text the prefilter cannot see
+	keys     map[string]bool    // keys some pattern reads
 }
 
 type posting struct {
@@ -76,7 +76,7 @@ func NewEngine(db *DB) *Engine {
 	}
 	for k := range e.kinds {
 		e.kinds[k].always = map[string][]int32{}
-		e.kinds[k].all = map[string][]int32{}
+		e.kinds[k].keys = map[string]bool{}
 	}
 	var post [numKinds]map[int32][]posting
 	var anchors [numKinds]map[int32]bool
@@ -86,7 +86,7 @@ func NewEngine(db *DB) *Engine {
 			e.pats = append(e.pats, enginePattern{pattern: p, rule: int32(ri)})
 			ep := &e.pats[pid]
 			ki := &e.kinds[p.kind]
-			ki.all[p.key] = append(ki.all[p.key], pid)
+			ki.keys[p.key] = true
 			a := analyze(p.source)
 			ep.looksBehind = a.looksBehind
 			if post[p.kind] == nil {
@@ -161,6 +161,7 @@ type scratch struct {
 	spans    []litSpan
 	hits     []acHit    // the literals found in the current text
 	parts    [3][]acHit // scratch for acDFA.scan
+	fold     textFold   // maps offsets of hits (in the folded text) to the text's
 
 	page      uint32 // per Analyze call
 	patPage   []uint32
@@ -217,7 +218,7 @@ func (e *Engine) Analyze(ev *Evidence) []Detection {
 
 // wants skips evidence no pattern looks at before any work is done on it.
 func (e *Engine) wants(k kind, key string) bool {
-	return len(e.kinds[k].all[key]) > 0
+	return e.kinds[k].keys[key]
 }
 
 // forEachText calls f for every piece of evidence of every kind, made
@@ -281,15 +282,9 @@ func forEachText(ev *Evidence, want func(kind, string) bool, f func(k kind, key,
 func (e *Engine) matchText(sc *scratch, k kind, key, text string) {
 	ki := &e.kinds[k]
 	sc.nextEpoch()
-	if hasFoldHazard(text) {
-		for _, pid := range ki.all[key] {
-			e.evalSearch(sc, pid, text, 0)
-		}
-		return
-	}
 	sc.present, sc.occ = sc.present[:0], sc.occ[:0]
 	if ki.dfa != nil {
-		sc.hits = ki.dfa.scan(text, sc.hits[:0], &sc.parts)
+		sc.hits = ki.dfa.scan(sc.fold.fold(text), sc.hits[:0], &sc.parts)
 		for _, h := range sc.hits {
 			l := h.id
 			if sc.litEpoch[l] != sc.epoch {
@@ -364,7 +359,8 @@ func (e *Engine) evalSearch(sc *scratch, pid int32, text string, from int) {
 }
 
 // occurrences lists where pattern p's anchor literals occur in the
-// current text, by increasing start (the longest literal for a start).
+// current text, by increasing start (the longest literal for a start), as
+// offsets in the folded text (see textFold).
 func (sc *scratch) occurrences(p *enginePattern, lens []int) []litSpan {
 	spans := sc.spans[:0]
 	for _, l := range p.anchor {
@@ -414,7 +410,10 @@ func (p *enginePattern) matchAt(text string, st int, submatch bool) (from int, m
 
 // evalFixed tries the regex anchored at each start its fixed anchor
 // allows, in increasing order: the first success is the match a plain
-// search would find, since no match can start anywhere else.
+// search would find, since no match can start anywhere else. A try reads
+// no further than its occurrence's window; where occurrences crowd so that
+// tries would read the same text again and again, their window is searched
+// once instead.
 func (e *Engine) evalFixed(sc *scratch, pid int32, text string) {
 	p := &e.pats[pid]
 	occ := sc.occurrences(p, e.kinds[p.kind].dfa.lens)
@@ -422,7 +421,7 @@ func (e *Engine) evalFixed(sc *scratch, pid int32, text string) {
 		return
 	}
 	if len(occ)*(p.spec.maxPre-p.spec.minPre+1) > maxStarts {
-		from := max(occ[0].pos-p.spec.maxPre, 0)
+		from := sc.fold.orig(max(occ[0].pos-p.spec.maxPre, 0))
 		for from < len(text) && !utf8.RuneStart(text[from]) {
 			from++
 		}
@@ -433,26 +432,43 @@ func (e *Engine) evalFixed(sc *scratch, pid int32, text string) {
 		return
 	}
 	p.compileAnchored()
-	next := 0 // lowest start not yet tried
-	for _, o := range occ {
-		q := o.pos
-		for st := max(q-p.spec.maxPre, next); st <= q-p.spec.minPre; st++ {
-			if st < len(text) && st > 0 && !utf8.RuneStart(text[st]) {
-				continue // not a rune boundary: no match starts here
-			}
-			if from, m, ok := p.matchAt(text, st, p.version != ""); ok {
-				e.record(sc, pid, text[from:], m)
+	ws := windows{spec: &p.spec, text: text, occ: occ, fold: &sc.fold}
+	next := 0 // lowest start not yet tried, in the folded text as the offsets are
+	for lo, hi, ok := ws.next(); ok; lo, hi, ok = ws.next() {
+		group := occ[ws.first:ws.i]
+		if ws.reach > crowded*(hi-lo) {
+			if best := p.searchWindow(text, lo, hi); best >= 0 {
+				e.confirm(sc, pid, text, best, lo)
 				return
 			}
+			next = max(next, group[len(group)-1].pos-p.spec.minPre+1)
+			continue
 		}
-		next = max(next, q-p.spec.minPre+1)
+		for _, o := range group {
+			q := o.pos
+			for st := max(q-p.spec.maxPre, next); st <= q-p.spec.minPre; st++ {
+				at := sc.fold.orig(st)
+				if at < len(text) && at > 0 && !utf8.RuneStart(text[at]) {
+					continue // not a rune boundary: no match starts here
+				}
+				if from, m, ok := p.matchAt(text, at, p.version != ""); ok {
+					e.record(sc, pid, text[from:], m)
+					return
+				}
+			}
+			next = max(next, q-p.spec.minPre+1)
+		}
 	}
 }
 
-// evalWindow searches, around each occurrence of the anchor, only the
-// window its side bounds allow, keeps the leftmost start found, and runs
-// the regex anchored there on the whole text for the exact match. If that
-// fails (a window's cut end made a false match), it searches plainly.
+// crowded: a window whose occurrences' own windows add up to more than
+// this many times its size is searched once rather than tried start by
+// start.
+const crowded = 4
+
+// evalWindow searches, around the occurrences of the anchor, only the
+// windows their side bounds allow: the first window holding a match gives
+// the leftmost start (windows are disjoint and in order).
 func (e *Engine) evalWindow(sc *scratch, pid int32, text string) {
 	p := &e.pats[pid]
 	occ := sc.occurrences(p, e.kinds[p.kind].dfa.lens)
@@ -460,48 +476,118 @@ func (e *Engine) evalWindow(sc *scratch, pid int32, text string) {
 		return
 	}
 	p.compileAnchored()
-	best, searchedTo, firstLo := -1, -1, -1
-	for _, o := range occ {
-		lo := p.spec.pre.walkBack(text, o.pos)
-		if firstLo < 0 {
-			firstLo = lo
-		}
-		if best >= 0 && lo >= best {
-			break
-		}
-		hi := len(text)
-		if p.spec.post.ok {
-			hi = p.spec.post.walkForward(text, o.end)
-		}
-		if hi <= searchedTo {
-			continue // inside the window already searched
-		}
-		searchedTo = hi
-		if hi < len(text) {
-			_, w := utf8.DecodeRuneInString(text[hi:])
-			hi += w // one rune of right context for $ and \b
-		}
-		if s := p.searchWindow(text, lo, hi); s >= 0 && (best < 0 || s < best) {
-			best = s
+	ws := windows{spec: &p.spec, text: text, occ: occ, fold: &sc.fold}
+	for lo, hi, ok := ws.next(); ok; lo, hi, ok = ws.next() {
+		if best := p.searchWindow(text, lo, hi); best >= 0 {
+			e.confirm(sc, pid, text, best, lo)
+			return
 		}
 	}
-	if best < 0 {
-		return
-	}
+}
+
+// confirm runs the regex anchored at best, the leftmost start a search of
+// the window from lo found, on the whole text for the exact match. If that
+// fails (the window's cut end made a false match), it searches plainly from
+// lo: no match starts before the window.
+func (e *Engine) confirm(sc *scratch, pid int32, text string, best, lo int) {
+	p := &e.pats[pid]
 	if from, m, ok := p.matchAt(text, best, p.version != ""); ok {
 		e.record(sc, pid, text[from:], m)
 		return
 	}
-	from := firstLo
 	if p.looksBehind {
-		from = 0
+		lo = 0
 	}
-	e.evalSearch(sc, pid, text, from)
+	e.evalSearch(sc, pid, text, lo)
+}
+
+// windows yields, in order, the disjoint parts of a text where matches
+// around a pattern's anchor occurrences can lie: occurrences whose windows
+// overlap share one. Each byte is walked at most a few times in all, so a
+// page full of occurrences (thousands, with no stop byte between them)
+// costs one pass, not one per occurrence.
+type windows struct {
+	spec *anchorSpec
+	text string
+	occ  []litSpan // in the folded text, by increasing start
+	fold *textFold
+	// After next: the window's occurrences are occ[first:i], and (for a
+	// fixed anchor) reach is the sum of their own windows' sizes.
+	first, i, reach int
+	// The walk forward: text[end:hi] holds n stop bytes of spec.post, and
+	// hi is where the next would be one too many (or the end of text).
+	end, hi, n int
+}
+
+// next returns the next window [lo, hi), or ok false when none is left.
+func (w *windows) next() (lo, hi int, ok bool) {
+	if w.i == len(w.occ) {
+		return 0, 0, false
+	}
+	w.first = w.i
+	lo = w.start(w.occ[w.i], 0)
+	hi = w.forward(w.fold.orig(w.occ[w.i].end))
+	w.reach = hi - lo
+	for w.i++; w.i < len(w.occ); w.i++ {
+		o := w.occ[w.i]
+		l := w.start(o, hi)
+		if l > hi {
+			break // apart from this window
+		}
+		h := w.forward(w.fold.orig(o.end))
+		w.reach += h - l
+		hi = max(hi, h)
+	}
+	return lo, hi, true
+}
+
+// start returns the lowest offset a match around occurrence o can start
+// at. A window anchor's walk back stops at floor, and returns floor if the
+// start can be there or lower.
+func (w *windows) start(o litSpan, floor int) int {
+	if w.spec.fixed {
+		return w.fold.orig(max(o.pos-w.spec.maxPre, 0))
+	}
+	return w.spec.pre.walkBack(w.text, w.fold.orig(o.pos), floor)
+}
+
+// forward returns the highest offset a match can end at when the literal
+// ends at end (or at the last end asked, if that is further: a larger
+// window only costs time). Ends come in nearly increasing order, so the
+// walk resumes where it stopped instead of starting over.
+func (w *windows) forward(end int) int {
+	post := &w.spec.post
+	if !post.ok {
+		return len(w.text)
+	}
+	end = max(end, w.end)
+	if end > w.hi {
+		w.end, w.hi, w.n = end, end, 0
+	}
+	for ; w.end < end; w.end++ {
+		if post.stop.has(w.text[w.end]) {
+			w.n--
+		}
+	}
+	for ; w.hi < len(w.text); w.hi++ {
+		if post.stop.has(w.text[w.hi]) {
+			if w.n == post.budget {
+				break
+			}
+			w.n++
+		}
+	}
+	return w.hi
 }
 
 // searchWindow returns the leftmost start >= lo of a match inside
-// text[:hi], judged with the real byte before lo, or -1.
+// text[:hi] and one rune of right context (for $ and \b), judged with the
+// real byte before lo, or -1.
 func (p *enginePattern) searchWindow(text string, lo, hi int) int {
+	if hi < len(text) {
+		_, w := utf8.DecodeRuneInString(text[hi:])
+		hi += w
+	}
 	if lo == 0 {
 		if loc := p.re.FindStringIndex(text[:hi]); loc != nil {
 			return loc[0]
@@ -521,31 +607,18 @@ func (p *enginePattern) searchWindow(text string, lo, hi int) int {
 }
 
 // walkBack returns the lowest offset a match can start at when the
-// literal is at q: before it lie at most budget stop bytes.
-func (s *side) walkBack(text string, q int) int {
+// literal is at q: before it lie at most budget stop bytes. It walks no
+// lower than floor, and returns floor if the start can be there or lower.
+func (s *side) walkBack(text string, q, floor int) int {
 	n := 0
-	for i := q - 1; i >= 0; i-- {
+	for i := q - 1; i >= floor; i-- {
 		if s.stop.has(text[i]) {
 			if n++; n > s.budget {
 				return i + 1
 			}
 		}
 	}
-	return 0
-}
-
-// walkForward returns the highest offset a match can end at when the
-// literal ends at end.
-func (s *side) walkForward(text string, end int) int {
-	n := 0
-	for i := end; i < len(text); i++ {
-		if s.stop.has(text[i]) {
-			if n++; n > s.budget {
-				return i
-			}
-		}
-	}
-	return len(text)
+	return floor
 }
 
 // record notes a match of pattern pid; m are submatch indices into text.

@@ -3,7 +3,6 @@ package fingerprint
 import (
 	"regexp/syntax"
 	"slices"
-	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -13,8 +12,9 @@ import (
 // All literals are folded to lower-case ASCII: the prefilter scans text with
 // ASCII case folded, and a literal with any other character is not used.
 // Under (?i), RE2 also lets 'k' match U+212A (Kelvin) and 's' match U+017F
-// (long s); the engine spots those two in the text and then skips the
-// prefilter for that text, so folding them to 'k' and 's' here is exact.
+// (long s); the engine scans a copy of the text with those two folded to
+// 'k' and 's' (see textFold), so folding them here is exact, and lengths
+// (byteLen) are measured in that copy, where each is one byte.
 
 const (
 	maxSetSize   = 16  // strings in one exact set
@@ -272,8 +272,9 @@ func required(re *syntax.Regexp) [][]string {
 	return nil
 }
 
-// byteLen is the range of lengths in bytes a match of re can have;
-// max < 0 means unbounded.
+// byteLen is the range of lengths in bytes a match of re can have in the
+// folded text the prefilter scans; max < 0 means unbounded. There U+212A
+// and U+017F are one byte; elsewhere a length is the rune's in UTF-8.
 func byteLen(re *syntax.Regexp) (min, max int) {
 	switch re.Op {
 	case syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText,
@@ -281,12 +282,11 @@ func byteLen(re *syntax.Regexp) (min, max int) {
 		return 0, 0
 	case syntax.OpLiteral:
 		for _, r := range re.Rune {
-			lo, hi := utf8.RuneLen(r), utf8.RuneLen(r)
+			lo, hi := scanLen(r, r)
 			if re.Flags&syntax.FoldCase != 0 {
 				for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
-					if !isFoldHazard(f) {
-						lo, hi = minInt(lo, utf8.RuneLen(f)), maxInt(hi, utf8.RuneLen(f))
-					}
+					l, h := scanLen(f, f)
+					lo, hi = minInt(lo, l), maxInt(hi, h)
 				}
 			}
 			min, max = min+lo, max+hi
@@ -295,9 +295,8 @@ func byteLen(re *syntax.Regexp) (min, max int) {
 	case syntax.OpCharClass:
 		min, max = utf8.UTFMax, 0
 		for i := 0; i+1 < len(re.Rune); i += 2 {
-			if lo, hi := re.Rune[i], re.Rune[i+1]; lo != hi || !isFoldHazard(lo) {
-				min, max = minInt(min, runeLen(lo)), maxInt(max, runeLen(hi))
-			}
+			lo, hi := scanLen(re.Rune[i], re.Rune[i+1])
+			min, max = minInt(min, lo), maxInt(max, hi)
 		}
 		if max == 0 {
 			return 0, 0
@@ -343,6 +342,18 @@ func byteLen(re *syntax.Regexp) (min, max int) {
 		return lo * re.Min, hi * re.Max
 	}
 	return 0, -1
+}
+
+// scanLen is the range of lengths in the folded text of the runes lo..hi.
+func scanLen(lo, hi rune) (min, max int) {
+	min, max = runeLen(lo), runeLen(hi)
+	if lo <= '\u017f' && '\u017f' <= hi || lo <= '\u212a' && '\u212a' <= hi {
+		min = 1
+	}
+	if lo == hi && isFoldHazard(lo) {
+		max = 1
+	}
+	return min, max
 }
 
 func runeLen(r rune) int {
@@ -400,11 +411,10 @@ func findAnchor(re *syntax.Regexp) anchorSpec {
 		}
 		fixed := hi >= 0 && hi <= maxAnchorPre && hi-lo <= maxSpread
 		if n := minLen(run); !slices.Contains(run, "") && n >= minClauseLen && (n > bestLen || n == bestLen && fixed && !best.fixed) {
-			cand := anchorSpec{lits: run, fixed: fixed, minPre: lo, maxPre: hi}
+			cand := anchorSpec{lits: run, fixed: fixed, minPre: lo, maxPre: hi, post: sideOf(subs[j:])}
 			if fixed {
 				best, bestLen = cand, n
 			} else if cand.pre = sideOf(subs[:i]); cand.pre.ok {
-				cand.post = sideOf(subs[j:])
 				best, bestLen = cand, n
 			}
 		}
@@ -421,7 +431,8 @@ type anchorSpec struct {
 	lits           []string
 	fixed          bool // the match starts minPre..maxPre bytes before the literal
 	minPre, maxPre int
-	pre, post      side // window anchor: what may precede and follow the literal
+	pre            side // window anchor: what may precede the literal
+	post           side // what may follow it
 }
 
 // side bounds the text a sequence of regex elements can match: elements of
@@ -534,14 +545,4 @@ func bytesOf(re *syntax.Regexp) byteSet {
 		}
 	}
 	return out
-}
-
-// isFoldHazard: the engine never takes the anchored path on text holding
-// these runes, so lengths may ignore them.
-func isFoldHazard(r rune) bool { return r == '\u212a' || r == '\u017f' }
-
-// hasFoldHazard reports whether text holds a rune that RE2's case folding
-// matches to an ASCII letter (U+212A, U+017F): the prefilter cannot see it.
-func hasFoldHazard(text string) bool {
-	return strings.Contains(text, "\u212a") || strings.Contains(text, "\u017f")
 }

@@ -13,7 +13,7 @@ import (
 // pages the engine must return exactly what the naive loop returns.
 
 var propWords = []string{"wp-content", "jquery", "nginx", "react", "data-app", "gen", "Shop", "cdn",
-	"min", "js", "ver", "script", "link", "meta", "kit", "sso", "Kit", "SSO", "éclair", "日本"}
+	"min", "js", "ver", "script", "link", "meta", "kit", "sso", "Kit", "SSO", "éclair", "日本", "\u212aelvin"}
 
 // A piece of a generated regex and a text it matches (sometimes not,
 // where context decides, as with \b and ^).
@@ -30,6 +30,9 @@ var propPieces = []propPiece{
 	{`[a-z]{2,4}`, []string{"ab", "abcd"}}, {`(?:x|yz)`, []string{"x", "yz"}}, {`/`, []string{"/"}}, {`"`, []string{`"`}},
 	{`=`, []string{"="}}, {`<`, []string{"<"}}, {`(?s:.)`, []string{"\n", "é"}}, {`(?m)^`, []string{""}},
 	{`[^<]+?`, []string{"ab", "x y"}}, {`(?:[^>]*\s)?`, []string{"", "a "}},
+	// Lengths in the folded text: a case-sensitive U+212A, and a class
+	// holding U+017F and U+212A among wider runes.
+	{`(?-i:\x{212A}|s)`, []string{"\u212a", "s"}}, {`[\x{100}-\x{3000}]{1,3}`, []string{"\u017f", "\u212a\u212a", "āſ"}},
 }
 
 // propPattern returns a pattern string and texts that (mostly) match it.
@@ -89,10 +92,12 @@ func propText(r *rand.Rand, n int) string {
 	for i := 0; i < n; i++ {
 		if r.IntN(3) == 0 {
 			w := propWords[r.IntN(len(propWords))]
-			switch r.IntN(3) {
+			switch r.IntN(4) {
 			case 0:
 				w = strings.ToUpper(w)
 			case 1:
+				w = foldRunes(w, r)
+			case 2:
 				w = strings.Map(func(c rune) rune {
 					if r.IntN(2) == 0 {
 						return unicode.ToUpper(c)
@@ -170,7 +175,11 @@ func plant(r *rand.Rand, ws []func() string, n int) string {
 	for i := 0; i < n; i++ {
 		b.WriteString(propText(r, r.IntN(30)))
 		if len(ws) > 0 && r.IntN(2) == 0 {
-			b.WriteString(ws[r.IntN(len(ws))]())
+			w := ws[r.IntN(len(ws))]()
+			if r.IntN(3) == 0 {
+				w = foldRunes(w, r) // RE2 folds U+212A to k and U+017F to s
+			}
+			b.WriteString(w)
 		}
 	}
 	return b.String()

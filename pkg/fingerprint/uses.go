@@ -7,7 +7,7 @@ package fingerprint
 func (e *Engine) Uses(field string) bool {
 	for k, name := range kindNames {
 		if name == field {
-			return len(e.kinds[k].all) > 0
+			return len(e.kinds[k].keys) > 0
 		}
 	}
 	return false

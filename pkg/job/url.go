@@ -55,14 +55,18 @@ const forbiddenHost = " #%/:<>?@[\\]^|\x7f"
 // what follows is a port ("example.com:8080").
 var schemePrefix = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]*:`)
 
+// loopback is where a localhost name leads (RFC 6761 6.3).
+var loopback = netip.AddrFrom4([4]byte{127, 0, 0, 1})
+
 // ParseTarget returns the canonical form of a job's target URL (contract
 // §3): http or https (https:// when no scheme is given), a host (IDN in
 // punycode, lower case), no user info, no fragment, the default port
 // dropped, an empty path written "/", at most MaxURLLength characters as
 // sent and once canonical, and no loopback, private or otherwise
-// non-public IP literal nor localhost name unless allowPrivate. Ingest
-// applies it; workers take the result as it is.
-func ParseTarget(raw string, allowPrivate bool) (string, error) {
+// non-public IP literal nor localhost name unless targets allows it (the
+// policy the workers' dialers apply too). Ingest applies it; workers take
+// the result as it is.
+func ParseTarget(raw string, targets netguard.Policy) (string, error) {
 	if utf8.RuneCountInString(raw) > MaxURLLength {
 		return "", errURLLength
 	}
@@ -80,11 +84,10 @@ func ParseTarget(raw string, allowPrivate bool) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if !allowPrivate {
-		host := u.Hostname()
-		if addr.IsValid() && !netguard.IsPublic(addr.Unmap()) || host == "localhost" || strings.HasSuffix(host, ".localhost") {
-			return "", errPrivate
-		}
+	host := u.Hostname()
+	localName := host == "localhost" || strings.HasSuffix(host, ".localhost")
+	if addr.IsValid() && !targets.Allows(addr.Unmap()) || localName && !targets.Allows(loopback) {
+		return "", errPrivate
 	}
 	if u.Path == "" && u.RawPath == "" {
 		u.Path = "/"

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"golang.org/x/net/idna"
+
+	"github.com/surveyor/surveyor/pkg/netguard"
 )
 
 func TestParseTarget(t *testing.T) {
@@ -57,7 +59,11 @@ func TestParseTarget(t *testing.T) {
 		{in: "https://app.localhost/", want: "https://app.localhost/", private: true},
 	}
 	for _, c := range cases {
-		got, err := ParseTarget(c.in, c.private)
+		targets := netguard.PublicOnly
+		if c.private {
+			targets = netguard.AllowPrivate
+		}
+		got, err := ParseTarget(c.in, targets)
 		if c.err != "" {
 			if err == nil || !strings.Contains(err.Error(), c.err) {
 				t.Errorf("ParseTarget(%q) = %q, %v; want an error containing %q", c.in, got, err, c.err)
@@ -67,7 +73,7 @@ func TestParseTarget(t *testing.T) {
 		if err != nil || got != c.want {
 			t.Errorf("ParseTarget(%q) = %q, %v; want %q", c.in, got, err, c.want)
 		}
-		if again, err := ParseTarget(got, c.private); err != nil || again != got {
+		if again, err := ParseTarget(got, targets); err != nil || again != got {
 			t.Errorf("ParseTarget(%q) = %q, %v: the canonical form is not a fixed point", got, again, err)
 		}
 	}

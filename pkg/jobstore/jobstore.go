@@ -1,9 +1,8 @@
 // Package jobstore keeps where each job is once a worker has taken it: its
 // current document in the JOB_STATUS bucket (small: no result) and its
 // final document, result included, once in the RESULTS stream. Workers
-// write it and announce every status change on the job's event subject;
-// ingest reads it. A job still waiting in JOBS has neither: ingest answers
-// for it from memory.
+// write it; ingest reads it. A job still waiting in JOBS has neither:
+// ingest answers for it from memory.
 package jobstore
 
 import (
@@ -86,48 +85,33 @@ func (s *Store) Final(ctx context.Context, k job.Kind, id string) (*job.Job, err
 	return decode(msg.Data)
 }
 
-// Put stores the job's current document, as a running job's progress does.
+// Put stores the job's current document and returns it, for a worker to
+// announce the same bytes (its status event) without encoding them again.
 // The result is left out: it is stored once, in RESULTS, by Finish.
-func (s *Store) Put(ctx context.Context, j *job.Job) error {
-	_, err := s.kv.Put(ctx, j.ID, statusDoc(j))
-	return err
-}
-
-// Record stores the job's new status, as Put does, then announces it on the
-// job's event subject, both with one encoding of the document.
-func (s *Store) Record(ctx context.Context, j *job.Job) error {
+func (s *Store) Put(ctx context.Context, j *job.Job) ([]byte, error) {
 	doc := statusDoc(j)
 	if _, err := s.kv.Put(ctx, j.ID, doc); err != nil {
-		return err
+		return nil, err
 	}
-	s.announce(j.Kind, doc)
-	return nil
+	return doc, nil
 }
 
-// Finish publishes the final document to results.<kind>.<id>, then records
-// the final status. The result is stored before the status says so, and
-// both before the worker acknowledges the job. The document is encoded
-// once: the final document is the status document with the result added.
-func (s *Store) Finish(ctx context.Context, j *job.Job) error {
+// Finish publishes the final document to results.<kind>.<id>, then stores
+// the final status, and returns the status document as Put does. The
+// result is stored before the status says so, and both before the worker
+// acknowledges the job. The document is encoded once: the final document
+// is the status document with the result added.
+func (s *Store) Finish(ctx context.Context, j *job.Job) ([]byte, error) {
 	doc := statusDoc(j)
 	m := nats.NewMsg(bus.ResultSubject(j.Kind, j.ID))
 	m.Data = withResult(doc, j)
 	if _, err := s.js.PublishMsg(ctx, m, jetstream.WithMsgID(j.ID+"."+string(j.Status))); err != nil {
-		return fmt.Errorf("publish result: %w", err)
+		return nil, fmt.Errorf("publish result: %w", err)
 	}
 	if _, err := s.kv.Put(ctx, j.ID, doc); err != nil {
-		return err
+		return nil, err
 	}
-	s.announce(j.Kind, doc)
-	return nil
-}
-
-// announce publishes a status document on the kind's event subject, which
-// ingest follows to keep its de-duplication index, its record of where
-// each job is and its estimates current. A lost event only makes a repeat
-// start a new job or GET see an older status; the bucket stays the truth.
-func (s *Store) announce(k job.Kind, doc []byte) {
-	s.js.Conn().Publish(bus.EventSubject(k), doc)
+	return doc, nil
 }
 
 // statusDoc encodes the job without its result.

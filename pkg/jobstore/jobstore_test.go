@@ -14,55 +14,47 @@ import (
 	"github.com/surveyor/surveyor/pkg/jobstore"
 )
 
-// Each status change is stored and announced with the same document, and a
-// job's final document in RESULTS is exactly its full encoding: the status
-// document with the result added.
-func TestStatusChangesAreStoredAndAnnouncedAsOneDocument(t *testing.T) {
+// Each status change is stored as one document, which Put and Finish
+// return for the worker to announce, and a job's final document in RESULTS
+// is exactly its full encoding: the status document with the result added.
+func TestStatusChangesAreStoredAsOneDocument(t *testing.T) {
 	env := bustest.Start(t, bus.Config{})
 	ctx := context.Background()
 	store, err := jobstore.Open(ctx, env.JS)
 	if err != nil {
 		t.Fatal(err)
 	}
-	events, err := env.Conn.SubscribeSync(bus.AllEventsSubject)
-	if err != nil {
-		t.Fatal(err)
-	}
-	env.Conn.Flush()
 	now := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
 	j := &job.Job{ID: "0d9c5a34-3f3e-4b52-9a5b-8f8f6b0c2a11", Kind: job.Sitemap, Status: job.Running,
 		URL: "https://a.example/?q=<b>&c", MaxPages: 10, Created: now, Started: &now, Attempts: 1}
 
-	// checkStatus checks the bucket and the event against the job without
-	// its result.
-	checkStatus := func(when string) {
+	// checkStatus checks the returned document and the bucket against the
+	// job without its result.
+	checkStatus := func(when string, doc []byte) {
 		t.Helper()
 		c := *j
 		c.Result = nil
 		want := c.AppendJSON(nil)
 		e, err := store.KV().Get(ctx, j.ID)
-		if err != nil || !bytes.Equal(e.Value(), want) {
-			t.Fatalf("%s: bucket holds %s (%v), want %s", when, e.Value(), err, want)
-		}
-		m, err := events.NextMsg(5 * time.Second)
-		if err != nil || m.Subject != bus.EventSubject(j.Kind) || !bytes.Equal(m.Data, want) {
-			t.Fatalf("%s: event %v on %q, want %s", when, err, m.Subject, want)
+		if err != nil || !bytes.Equal(e.Value(), want) || !bytes.Equal(doc, want) {
+			t.Fatalf("%s: bucket holds %s (%v), returned %s, want %s", when, e.Value(), err, doc, want)
 		}
 	}
-	if err := store.Record(ctx, j); err != nil {
+	doc, err := store.Put(ctx, j)
+	if err != nil {
 		t.Fatal(err)
 	}
-	checkStatus("running")
+	checkStatus("running", doc)
 	if got, err := store.Get(ctx, j.ID); err != nil || got.Status != job.Running || got.URL != j.URL {
 		t.Fatalf("Get of the running job: %+v %v", got, err)
 	}
 
 	done := now.Add(time.Second)
 	j.Status, j.Finished, j.Result = job.Completed, &done, json.RawMessage(`{"page_count":1,"pages":[{"url":"https://a.example/"}]}`)
-	if err := store.Finish(ctx, j); err != nil {
+	if doc, err = store.Finish(ctx, j); err != nil {
 		t.Fatal(err)
 	}
-	checkStatus("completed")
+	checkStatus("completed", doc)
 	s, err := env.JS.Stream(ctx, bus.ResultsStream)
 	if err != nil {
 		t.Fatal(err)

@@ -96,14 +96,14 @@ type Resolver interface {
 	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
 }
 
-// Dialer connects only to public addresses (unless AllowPrivate). It
-// resolves the host once and dials the very address it checked, so a DNS
-// answer that changes between check and connect (rebinding) cannot slip a
-// private address through.
+// Dialer connects only to the addresses its Policy allows. It resolves the
+// host once and dials the very address it checked, so a DNS answer that
+// changes between check and connect (rebinding) cannot slip a private
+// address through.
 type Dialer struct {
-	Resolver     Resolver      // nil means net.DefaultResolver
-	AllowPrivate bool          // tests and private deployments
-	Timeout      time.Duration // per connection attempt; 0 means 10s
+	Resolver Resolver      // nil means net.DefaultResolver
+	Policy   Policy        // the zero value allows public addresses only
+	Timeout  time.Duration // per connection attempt; 0 means 10s
 }
 
 // DialContext has the signature of net.Dialer.DialContext so it plugs into
@@ -130,7 +130,7 @@ func (d *Dialer) DialContext(ctx context.Context, network, address string) (net.
 	var allowed []netip.Addr
 	var refused *RefusedError
 	for _, a := range addrs {
-		if d.AllowPrivate || IsPublic(a) {
+		if d.Policy.Allows(a) {
 			allowed = append(allowed, a.Unmap())
 		} else if refused == nil {
 			refused = &RefusedError{Host: host, Addr: a}

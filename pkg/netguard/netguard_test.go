@@ -176,7 +176,7 @@ func TestDialerAllowPrivate(t *testing.T) {
 	res := &mapResolver{hosts: map[string][]netip.Addr{"local.test": {
 		netip.MustParseAddr("::ffff:127.0.0.1"),
 	}}}
-	d := &Dialer{Resolver: res, AllowPrivate: true, Timeout: time.Second}
+	d := &Dialer{Resolver: res, Policy: AllowPrivate, Timeout: time.Second}
 	c, err := d.DialContext(context.Background(), "tcp", net.JoinHostPort("local.test", port))
 	if err != nil {
 		t.Fatal(err)
@@ -200,7 +200,7 @@ func TestDialerTriesNextAddress(t *testing.T) {
 	res := &mapResolver{hosts: map[string][]netip.Addr{"two.test": {
 		netip.MustParseAddr("127.0.0.2"), netip.MustParseAddr("127.0.0.1"),
 	}}}
-	d := &Dialer{Resolver: res, AllowPrivate: true, Timeout: time.Second}
+	d := &Dialer{Resolver: res, Policy: AllowPrivate, Timeout: time.Second}
 	c, err := d.DialContext(context.Background(), "tcp", net.JoinHostPort("two.test", port))
 	if err != nil {
 		t.Fatal(err)
@@ -235,7 +235,7 @@ func TestDialerRebinding(t *testing.T) {
 	// With private targets allowed, the dial goes to the first answer
 	// (127.0.0.1, where the listener is), not to a second lookup's 127.0.0.2.
 	r2 := &rebinder{first: netip.MustParseAddr("127.0.0.1"), then: netip.MustParseAddr("127.0.0.2")}
-	d2 := &Dialer{Resolver: r2, AllowPrivate: true, Timeout: time.Second}
+	d2 := &Dialer{Resolver: r2, Policy: AllowPrivate, Timeout: time.Second}
 	c, err := d2.DialContext(context.Background(), "tcp", net.JoinHostPort("rebind.test", port))
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
-// Package service is the common start-up of Surveyor's binaries: read the
-// shared configuration, connect to NATS, declare the streams, serve the
-// admin endpoints, and stop cleanly on SIGINT or SIGTERM.
+// Package service is the common start-up of Surveyor's binaries, ingest
+// and the workers alike: load the settings (Common plus each binary's own),
+// connect to NATS, declare the streams (waiting for JetStream), answer
+// readiness, and stop cleanly on SIGINT or SIGTERM.
 package service
 
 import (
@@ -19,32 +20,40 @@ import (
 
 	"github.com/surveyor/surveyor/pkg/bus"
 	"github.com/surveyor/surveyor/pkg/config"
-	"github.com/surveyor/surveyor/pkg/job"
 	"github.com/surveyor/surveyor/pkg/jobstore"
-	"github.com/surveyor/surveyor/pkg/obs"
-	"github.com/surveyor/surveyor/pkg/worker"
 )
 
-// Common is the configuration every process shares (contract §2).
-type Common struct {
-	NATSURL  string
-	Bus      bus.Config
-	CacheTTL time.Duration
+// Process is a started binary: its settings are loaded and its logger
+// made.
+type Process struct {
+	Name   string // the NATS connection name and the logs' service
+	Common Common
+	Log    *slog.Logger
 }
 
-// ReadCommon reads the shared variables.
-func ReadCommon(r *config.Reader) Common {
-	c := Common{
-		NATSURL: r.String("NATS_URL", "nats://127.0.0.1:4222"),
-		Bus: bus.Config{
-			Replicas:     r.Int("STREAM_REPLICAS", 1, 1, 5),
-			ResultTTL:    r.Duration("RESULT_TTL", 168*time.Hour),
-			JobsMaxMsgs:  int64(r.Int("JOBS_MAX_MSGS", 1_000_000, 1, 1<<40)),
-			JobsMaxBytes: int64(r.Int("JOBS_MAX_BYTES", 1<<30, 1024, 1<<50)),
-		},
-		CacheTTL: r.Duration("CACHE_TTL", 24*time.Hour),
+// Start loads Common and the binary's own components from the
+// environment. A bad value ends the process here, with every bad variable
+// named, before anything connects.
+func Start(name string, own ...config.Component) *Process {
+	common, err := Load(config.Environ, own...)
+	if err != nil {
+		Fatal(newLogger(name, slog.LevelInfo), "configuration", err)
 	}
-	return c
+	return &Process{Name: name, Common: common, Log: newLogger(name, common.LogLevel)}
+}
+
+// Load reads Common and own from lookup as Start does, returning what
+// would stop the binary.
+func Load(lookup config.Lookup, own ...config.Component) (Common, error) {
+	var c Common
+	err := config.Load(lookup, append([]config.Component{&c}, own...)...)
+	return c, err
+}
+
+// newLogger is a JSON logger on stderr tagged with the service name.
+func newLogger(name string, level slog.Level) *slog.Logger {
+	h := slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level})
+	return slog.New(h).With("service", name)
 }
 
 // Signals returns a context that ends on SIGINT or SIGTERM.
@@ -59,115 +68,64 @@ func Fatal(log *slog.Logger, msg string, err error) {
 	os.Exit(1)
 }
 
-// Env is what a worker's Build receives once NATS is reachable.
-type Env struct {
-	Common Common
-	JS     jetstream.JetStream
-	Log    *slog.Logger
+// Conn is a process's link to JetStream.
+type Conn struct {
+	NC    *nats.Conn
+	JS    jetstream.JetStream
+	Jobs  *jobstore.Store // set by SetUp
+	ready atomic.Bool
 }
 
-// Build makes a worker's handler once NATS is reachable.
-type Build func(ctx context.Context, env *Env) (worker.Handler, error)
-
-// Worker describes one worker binary.
-type Worker struct {
-	Kind               job.Kind
-	ConcurrencyVar     string // e.g. SCANNER_CONCURRENCY
-	DefaultConcurrency int
-	DefaultAdminAddr   string // e.g. 127.0.0.1:9101
-	// Configure reads the worker's own variables before anything connects,
-	// so a bad value stops the process at once and names the variable
-	// (record it in r); it returns what builds the handler later.
-	Configure func(r *config.Reader, log *slog.Logger) (Build, error)
-}
-
-// RunWorker is the whole main of a worker binary.
-func RunWorker(w Worker) {
-	name := string(w.Kind) + "-worker"
-	log := obs.Logger(name)
-	r := config.FromEnv()
-	common := ReadCommon(r)
-	adminAddr := r.String("ADMIN_ADDR", w.DefaultAdminAddr)
-	rcfg := worker.Config{
-		Kind:        w.Kind,
-		Concurrency: r.Int(w.ConcurrencyVar, w.DefaultConcurrency, 1, 10000),
-		AckWait:     r.Duration("WORKER_ACK_WAIT", 30*time.Second),
-		MaxDeliver:  r.Int("WORKER_MAX_DELIVER", 5, 1, 100),
-		Grace:       r.Duration("WORKER_GRACE", 20*time.Second),
-		Log:         log,
-	}
-	build, err := w.Configure(r, log)
-	if err == nil {
-		err = r.Err()
-	}
+// Connect connects to NATS_URL. The client keeps reconnecting on its own,
+// so a server that is not up yet is not an error here.
+func (p *Process) Connect(opts ...nats.Option) (*Conn, error) {
+	nc, err := bus.Connect(p.Common.NATSURL, p.Name, opts...)
 	if err != nil {
-		Fatal(log, "configuration", err)
+		return nil, err
 	}
-
-	ctx, stop := Signals()
-	defer stop()
-	nc, err := bus.Connect(common.NATSURL, name)
-	if err != nil {
-		Fatal(log, "nats connect", err)
-	}
-	defer nc.Drain()
 	js, err := jetstream.New(nc)
 	if err != nil {
-		Fatal(log, "jetstream", err)
+		nc.Close()
+		return nil, err
 	}
-	var ready atomic.Bool
-	go func() {
-		admin := &obs.Admin{Addr: adminAddr, Registry: obs.Default, Ready: func() error {
-			if nc.Status() != nats.CONNECTED {
-				return errors.New("nats " + nc.Status().String())
-			}
-			if !ready.Load() {
-				return errors.New("streams not set up yet")
-			}
-			return nil
-		}}
-		if err := admin.Serve(ctx, func(a string) { log.Info("admin listening", "addr", a) }); err != nil {
-			Fatal(log, "admin server (ADMIN_ADDR)", err)
-		}
-	}()
-
-	if err := setupWithRetry(ctx, js, common.Bus, log); err != nil {
-		return // ctx ended before NATS was reachable
-	}
-	store, err := jobstore.Open(ctx, js)
-	if err != nil {
-		Fatal(log, "job store", err)
-	}
-	h, err := build(ctx, &Env{Common: common, JS: js, Log: log})
-	if err != nil {
-		Fatal(log, "setup", err)
-	}
-	ready.Store(true)
-	log.Info("worker started", "kind", w.Kind, "concurrency", rcfg.Concurrency)
-	if err := worker.New(js, store, rcfg, h).Run(ctx); err != nil {
-		Fatal(log, "worker", err)
-	}
-	log.Info("worker stopped")
+	return &Conn{NC: nc, JS: js}, nil
 }
 
-// setupWithRetry declares the streams, waiting for NATS to come up: on one
-// machine the workers may start before the embedded server is listening.
-func setupWithRetry(ctx context.Context, js jetstream.JetStream, cfg bus.Config, log *slog.Logger) error {
+// SetUp declares the streams and opens the job store, waiting for
+// JetStream as long as ctx lives: on one machine a worker may start before
+// the embedded server listens, and a cluster may still be forming. It
+// returns ctx's error when ctx ends first.
+func (c *Conn) SetUp(ctx context.Context, cfg bus.Config, log *slog.Logger) error {
 	for {
 		err := errors.New("not connected to NATS yet")
-		if js.Conn().IsConnected() {
+		if c.NC.IsConnected() {
 			sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			err = bus.Setup(sctx, js, cfg)
+			err = bus.Setup(sctx, c.JS, cfg)
 			cancel()
 			if err == nil {
-				return nil
+				c.Jobs, err = jobstore.Open(ctx, c.JS)
+				return err
 			}
 		}
-		log.Warn("waiting for JetStream", "url", js.Conn().Opts.Servers, "err", err)
+		log.Warn("waiting for JetStream", "url", c.NC.Opts.Servers, "err", err)
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(time.Second):
 		}
 	}
+}
+
+// SetReady marks the process ready to serve once the connection is.
+func (c *Conn) SetReady() { c.ready.Store(true) }
+
+// Ready is the /readyz check: NATS connected and the process set up.
+func (c *Conn) Ready() error {
+	if s := c.NC.Status(); s != nats.CONNECTED {
+		return errors.New("nats " + s.String())
+	}
+	if !c.ready.Load() {
+		return errors.New("not set up yet")
+	}
+	return nil
 }

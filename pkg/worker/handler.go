@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"errors"
+	"log/slog"
 
 	"github.com/surveyor/surveyor/pkg/job"
 )
@@ -20,6 +21,25 @@ type HandlerFunc func(ctx context.Context, j *job.Job, p Progress) (any, error)
 // Handle calls f.
 func (f HandlerFunc) Handle(ctx context.Context, j *job.Job, p Progress) (any, error) {
 	return f(ctx, j, p)
+}
+
+// Middleware wraps a Handler with one concern of the runtime: recording
+// status, retrying, dead-lettering, measuring. Each reads the job and the
+// error on their way through and may change either.
+type Middleware func(Handler) Handler
+
+// chain wraps h in mws, the first outermost: it sees the job first and the
+// outcome last.
+func chain(h Handler, mws ...Middleware) Handler {
+	for i := len(mws) - 1; i >= 0; i-- {
+		h = mws[i](h)
+	}
+	return h
+}
+
+// jobLog is log with the job's id, kind and attempt.
+func jobLog(log *slog.Logger, j *job.Job) *slog.Logger {
+	return log.With("job_id", j.ID, "kind", j.Kind, "attempt", j.Attempts)
 }
 
 // Progress lets a long job show how far it got. Report stores v as the

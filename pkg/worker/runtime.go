@@ -2,15 +2,17 @@
 // kind shares one durable pull consumer, so adding replicas splits the work.
 // A job is acknowledged only after its final document is stored; a worker
 // that dies mid-job leaves it to be delivered again.
+//
+// The runtime is a loop (pull, decode, run the chain, settle the message)
+// around the handler wrapped in middlewares, one concern per file. New
+// lists them in the order a delivery passes through them.
 package worker
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"runtime/debug"
 	"sync"
 	"time"
 
@@ -21,7 +23,6 @@ import (
 	"github.com/surveyor/surveyor/pkg/bus"
 	"github.com/surveyor/surveyor/pkg/job"
 	"github.com/surveyor/surveyor/pkg/jobstore"
-	"github.com/surveyor/surveyor/pkg/obs"
 )
 
 // Config tunes one worker process.
@@ -64,55 +65,43 @@ func (c *Config) defaults() {
 	}
 }
 
-// ExponentialBackoff doubles from base up to max.
-func ExponentialBackoff(base, max time.Duration) func(int) time.Duration {
-	return func(n int) time.Duration {
-		d := base
-		for i := 1; i < n && d < max; i++ {
-			d *= 2
-		}
-		return min(d, max)
-	}
-}
-
-var (
-	jobsTotal = obs.Default.NewCounterVec("surveyor_jobs_total",
-		"Jobs that ended, by kind and final status.", "kind", "status")
-	retriesTotal = obs.Default.NewCounterVec("surveyor_job_retries_total",
-		"Job attempts that failed and were scheduled again.", "kind")
-	deadTotal = obs.Default.NewCounterVec("surveyor_deadletters_total",
-		"Jobs moved to DEADLETTER after their last attempt.", "kind")
-	jobSeconds = obs.Default.NewHistogramVec("surveyor_job_duration_seconds",
-		"Time a handler spent on one attempt, by kind and outcome.", obs.DurationBuckets, "kind", "outcome")
-)
-
 // Runtime pulls jobs of one kind and runs a Handler on them.
 type Runtime struct {
-	cfg     Config
-	js      jetstream.JetStream
-	store   *jobstore.Store
-	handler Handler
-	id      string
+	cfg   Config
+	js    jetstream.JetStream
+	chain Handler       // the handler in its middlewares
+	again time.Duration // delay of a hand-back no middleware timed
+	id    string
 
 	mu      sync.Mutex
-	pending uint64 // consumer's pending count, refreshed periodically
+	pending uint64 // consumer's pending count, refreshed by announce
 }
 
 // New prepares a runtime; Run starts it.
 func New(js jetstream.JetStream, store *jobstore.Store, cfg Config, h Handler) *Runtime {
 	cfg.defaults()
-	r := &Runtime{cfg: cfg, js: js, store: store, handler: h, id: uuid.NewString()}
-	obs.Default.NewGaugeFunc("surveyor_consumer_pending",
-		"Jobs waiting for or held by the kind's consumer, as last read.", "kind",
-		func() map[string]float64 { return map[string]float64{string(cfg.Kind): float64(r.Pending())} })
+	log := cfg.Log
+	rec := &recorder{store: store, nc: js.Conn(), log: log}
+	// A middleware that cannot store what it must hands the job back
+	// after the first backoff step, without counting a failed attempt.
+	again := cfg.Backoff(1)
+	r := &Runtime{cfg: cfg, js: js, again: again, id: uuid.NewString()}
+	// Outermost first. Of the three that decide what a handler's error
+	// means, the innermost sees it first: handBack takes an attempt cut
+	// short by shutdown, deadLetter a final error, retry any other.
+	r.chain = chain(h,
+		skipFinished(store, log),
+		markRunning(rec, again, log),
+		retry(rec, cfg.Backoff, log),
+		deadLetter(js, rec, cfg.MaxDeliver, again, log),
+		handBack(rec, log),
+		storeResult(rec, again, log),
+		reportProgress(rec, progressEvery, log),
+		measure(cfg.MaxDeliver),
+		recoverPanics(log),
+	)
+	registerPending(cfg.Kind, r.Pending)
 	return r
-}
-
-// Pending is the consumer's backlog seen at the last refresh.
-func (r *Runtime) Pending() uint64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.pending
 }
 
 // Run consumes until ctx ends, then stops pulling and gives in-flight jobs
@@ -170,238 +159,35 @@ func (r *Runtime) Run(ctx context.Context) error {
 	return nil
 }
 
-// announce tells ingest this worker's capacity and keeps Pending fresh.
-func (r *Runtime) announce(ctx context.Context, cons jetstream.Consumer) {
-	nc := r.js.Conn()
-	beat, _ := json.Marshal(map[string]any{"id": r.id, "kind": r.cfg.Kind, "concurrency": r.cfg.Concurrency})
-	t := time.NewTicker(2 * time.Second)
-	defer t.Stop()
-	for {
-		nc.Publish(bus.WorkersSubject(r.cfg.Kind), beat)
-		ictx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		if info, err := cons.Info(ictx); err == nil {
-			r.mu.Lock()
-			r.pending = info.NumPending + uint64(info.NumAckPending)
-			r.mu.Unlock()
-		}
-		cancel()
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
-}
-
-// process runs one delivery of one job to its end or its next retry.
+// process runs one delivery of one job through the chain and settles it.
 func (r *Runtime) process(ctx context.Context, msg jetstream.Msg) {
-	log := r.cfg.Log
-	meta, err := msg.Metadata()
+	j, err := r.decode(msg)
 	if err != nil {
-		log.Error("message without metadata", "err", err)
-		msg.Term()
-		return
-	}
-	var j job.Job
-	if err := j.UnmarshalJSON(msg.Data()); err != nil || j.ID == "" || j.Kind != r.cfg.Kind {
-		log.Error("undecodable job: dropped", "subject", msg.Subject(), "err", err)
+		r.cfg.Log.Error("undecodable job: dropped", "subject", msg.Subject(), "err", err)
 		msg.TermWithReason("undecodable job document")
 		return
 	}
-	log = log.With("job_id", j.ID, "kind", j.Kind, "attempt", meta.NumDelivered)
-
 	// Keep the job ours while we work: the heartbeat resets AckWait.
-	stop := r.heartbeat(msg)
-	defer stop()
-
-	// A redelivery of a job whose result is already stored (the worker died
-	// between storing and acknowledging) must not produce a second result.
-	// A first delivery cannot be one: JOBS de-duplicates by job id.
-	if meta.NumDelivered > 1 && r.finished(ctx, j.ID) {
-		log.Info("already finished: acknowledging redelivery")
-		msg.DoubleAck(ctx)
-		return
-	}
-
-	now := time.Now().UTC()
-	j.Status, j.Started, j.Attempts = job.Running, &now, int(meta.NumDelivered)
-	j.Error, j.Result, j.Finished = "", nil, nil
-	if err := r.store.Record(ctx, &j); err != nil {
-		log.Warn("cannot record running status", "err", err)
-		msg.NakWithDelay(r.cfg.Backoff(1))
-		return
-	}
-
-	prog := &progress{store: r.store, job: j, log: log}
-	start := time.Now()
-	result, herr := r.call(ctx, &j, prog)
-	prog.stop()
-	elapsed := time.Since(start)
-
-	switch {
-	case herr == nil:
-		r.complete(ctx, msg, &j, result, elapsed, log)
-	case ctx.Err() != nil && !IsPermanent(herr):
-		// Shutting down: hand the job back without counting it a failure.
-		log.Info("returning job to the queue at shutdown")
-		j.Status, j.Started = job.Queued, nil
-		r.store.Record(context.Background(), &j)
-		msg.NakWithDelay(time.Second)
-	case IsPermanent(herr) || int(meta.NumDelivered) >= r.cfg.MaxDeliver:
-		jobSeconds.With(string(j.Kind), "failed").Observe(elapsed.Seconds())
-		r.fail(ctx, msg, &j, herr, log)
-	default:
-		jobSeconds.With(string(j.Kind), "retry").Observe(elapsed.Seconds())
-		retriesTotal.With(string(j.Kind)).Inc()
-		delay := r.cfg.Backoff(int(meta.NumDelivered))
-		log.Warn("attempt failed: will retry", "err", herr, "delay", delay.String())
-		j.Status, j.Started, j.Error = job.Queued, nil, ""
-		r.store.Record(ctx, &j)
-		msg.NakWithDelay(delay)
-	}
+	stop := keepAlive(msg, r.cfg.AckWait/3)
+	_, err = r.chain.Handle(ctx, j, nil)
+	stop()
+	settle(ctx, msg, err, r.again, jobLog(r.cfg.Log, j))
 }
 
-// finished reports whether the job's status says it has ended.
-func (r *Runtime) finished(ctx context.Context, id string) bool {
-	cur, err := r.store.Status(ctx, id)
-	return err == nil && cur.Status.Finished()
-}
-
-// call runs the handler, turning a panic into an error.
-func (r *Runtime) call(ctx context.Context, j *job.Job, p Progress) (result any, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			r.cfg.Log.Error("handler panic", "job_id", j.ID, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-			err = fmt.Errorf("internal error: handler panicked: %v", v)
-		}
-	}()
-	return r.handler.Handle(ctx, j, p)
-}
-
-func (r *Runtime) complete(ctx context.Context, msg jetstream.Msg, j *job.Job, result any, elapsed time.Duration, log *slog.Logger) {
-	data, err := json.Marshal(result)
+// decode reads the job a message carries; its Attempts is the number of
+// this delivery (1 for the first).
+func (r *Runtime) decode(msg jetstream.Msg) (*job.Job, error) {
+	meta, err := msg.Metadata()
 	if err != nil {
-		r.fail(ctx, msg, j, fmt.Errorf("result not encodable: %w", err), log)
-		return
+		return nil, err
 	}
-	now := time.Now().UTC()
-	j.Status, j.Finished, j.Result, j.Progress = job.Completed, &now, data, nil
-	if err := r.store.Finish(ctx, j); err != nil {
-		log.Error("cannot store result: will retry", "err", err)
-		msg.NakWithDelay(r.cfg.Backoff(1))
-		return
+	var j job.Job
+	if err := j.UnmarshalJSON(msg.Data()); err != nil {
+		return nil, err
 	}
-	if err := msg.DoubleAck(ctx); err != nil {
-		log.Warn("ack failed after result was stored", "err", err)
+	if j.ID == "" || j.Kind != r.cfg.Kind {
+		return nil, fmt.Errorf("job id %q of kind %q on a %s consumer", j.ID, j.Kind, r.cfg.Kind)
 	}
-	jobSeconds.With(string(j.Kind), "completed").Observe(elapsed.Seconds())
-	jobsTotal.With(string(j.Kind), string(job.Completed)).Inc()
-	log.Info("job completed", "seconds", elapsed.Seconds())
-}
-
-// fail ends the job: failed in RESULTS and the status, a copy in DEADLETTER.
-func (r *Runtime) fail(ctx context.Context, msg jetstream.Msg, j *job.Job, cause error, log *slog.Logger) {
-	now := time.Now().UTC()
-	j.Status, j.Finished, j.Error, j.Result, j.Progress = job.Failed, &now, cause.Error(), nil, nil
-	data := j.AppendJSON(nil)
-	dl := nats.NewMsg(bus.DeadLetterSubject(j.Kind))
-	dl.Data = data
-	dl.Header.Set(bus.JobIDHeader, j.ID)
-	if _, err := r.js.PublishMsg(ctx, dl, jetstream.WithMsgID("dead."+j.ID)); err != nil {
-		log.Error("cannot dead-letter: will retry", "err", err)
-		msg.NakWithDelay(r.cfg.Backoff(1))
-		return
-	}
-	if err := r.store.Finish(ctx, j); err != nil {
-		log.Error("cannot store failure: will retry", "err", err)
-		msg.NakWithDelay(r.cfg.Backoff(1))
-		return
-	}
-	msg.DoubleAck(ctx)
-	deadTotal.With(string(j.Kind)).Inc()
-	jobsTotal.With(string(j.Kind), string(job.Failed)).Inc()
-	log.Warn("job failed", "err", cause)
-}
-
-// heartbeat tells the server the job is alive every AckWait/3.
-func (r *Runtime) heartbeat(msg jetstream.Msg) (stop func()) {
-	done := make(chan struct{})
-	go func() {
-		t := time.NewTicker(r.cfg.AckWait / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				msg.InProgress()
-			}
-		}
-	}()
-	return func() { close(done) }
-}
-
-// progress stores a running job's progress at most once a second.
-type progress struct {
-	store *jobstore.Store
-	log   *slog.Logger
-
-	mu      sync.Mutex
-	job     job.Job
-	last    time.Time
-	pending json.RawMessage
-	timer   *time.Timer
-	stopped bool
-}
-
-const progressEvery = time.Second
-
-func (p *progress) Report(v any) {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.stopped {
-		return
-	}
-	p.pending = data
-	if wait := progressEvery - time.Since(p.last); wait > 0 {
-		if p.timer == nil {
-			p.timer = time.AfterFunc(wait, p.flush)
-		}
-		return
-	}
-	p.flushLocked()
-}
-
-func (p *progress) flush() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.timer = nil
-	if !p.stopped {
-		p.flushLocked()
-	}
-}
-
-func (p *progress) flushLocked() {
-	if p.pending == nil {
-		return
-	}
-	p.job.Progress, p.pending, p.last = p.pending, nil, time.Now()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := p.store.Put(ctx, &p.job); err != nil {
-		p.log.Warn("cannot store progress", "err", err)
-	}
-}
-
-func (p *progress) stop() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.stopped = true
-	if p.timer != nil {
-		p.timer.Stop()
-	}
+	j.Attempts = int(meta.NumDelivered)
+	return &j, nil
 }

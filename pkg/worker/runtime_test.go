@@ -43,7 +43,7 @@ func (h *harness) submit(k job.Kind, target string) string {
 		j.URL, j.Email = "", target
 	}
 	data, _ := json.Marshal(j)
-	if err := h.store.Put(context.Background(), j); err != nil {
+	if _, err := h.store.Put(context.Background(), j); err != nil {
 		h.t.Fatal(err)
 	}
 	if _, err := h.env.JS.Publish(context.Background(), bus.JobSubject(k), data, jetstream.WithMsgID(j.ID)); err != nil {
@@ -200,7 +200,7 @@ func TestRedeliveryOfFinishedJobIsOnlyAcked(t *testing.T) {
 	}
 	now := time.Now().UTC()
 	done := &job.Job{ID: id, Kind: job.Scan, Status: job.Completed, URL: "https://x.example/", Created: now, Finished: &now}
-	if err := h.store.Put(context.Background(), done); err != nil {
+	if _, err := h.store.Put(context.Background(), done); err != nil {
 		t.Fatal(err)
 	}
 	h.run(fastRetries(job.Scan, 3), worker.HandlerFunc(func(ctx context.Context, j *job.Job, p worker.Progress) (any, error) {
@@ -276,5 +276,37 @@ func TestShutdownReturnsInFlightJob(t *testing.T) {
 	}))
 	if j := h.wait(id); j.Status != job.Completed {
 		t.Fatalf("%+v", j)
+	}
+}
+
+func TestUndecodableJobIsDropped(t *testing.T) {
+	h := newHarness(t)
+	var calls atomic.Int32
+	h.run(fastRetries(job.Scan, 3), worker.HandlerFunc(func(ctx context.Context, j *job.Job, p worker.Progress) (any, error) {
+		calls.Add(1)
+		return "ran", nil
+	}))
+	ctx := context.Background()
+	wrongKind, _ := json.Marshal(&job.Job{ID: uuid.NewString(), Kind: job.Email, Email: "a@example.com"})
+	for _, data := range [][]byte{[]byte("not json"), []byte(`{"kind":"scan"}`), wrongKind} {
+		if _, err := h.env.JS.Publish(ctx, bus.JobSubject(job.Scan), data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	good := h.wait(h.submit(job.Scan, "https://after.example/"))
+	if good.Status != job.Completed || calls.Load() != 1 {
+		t.Fatalf("status %s, handler ran %d times; want only the good job run", good.Status, calls.Load())
+	}
+	s, _ := h.env.JS.Stream(ctx, bus.JobsStream)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		info, err := s.Info(ctx)
+		if err == nil && info.State.Msgs == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("undecodable jobs still queued: %+v (%v)", info.State, err)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -14,16 +14,36 @@ import (
 )
 
 func main() {
-	service.RunWorker(service.Worker{
+	service.RunWorker(emailcheck(&settings{}))
+}
+
+// emailcheck is the emailcheck binary with its settings in cfg. Its
+// EMAILCHECK_CONCURRENCY is the runtime's: validations run inside Handle.
+func emailcheck(cfg *settings) service.Worker {
+	return service.Worker{
 		Kind:               job.Email,
 		ConcurrencyVar:     "EMAILCHECK_CONCURRENCY",
 		DefaultConcurrency: 64,
 		DefaultAdminAddr:   "127.0.0.1:9103",
-		Configure: func(r *config.Reader, _ *slog.Logger) (service.Build, error) {
-			cfg := verify.ConfigFromEnv(r)
+		Settings:           cfg,
+		Prepare: func(*slog.Logger) (service.Build, error) {
 			return func(context.Context, *service.Env) (worker.Handler, error) {
-				return verify.NewHandler(cfg)
+				return verify.NewHandler(cfg.Verify)
 			}, nil
 		},
-	})
+	}
 }
+
+// settings are emailcheck's variables beyond every worker's.
+type settings struct {
+	Verify verify.Config
+}
+
+func (c *settings) Register(s *config.Set) {
+	service.TargetsVar(s, &c.Verify.Targets)
+	service.DNSServerVar(s, &c.Verify.DNSServer)
+	service.CacheTTLVar(s, &c.Verify.CacheTTL)
+	c.Verify.Register(s)
+}
+
+func (c *settings) Validate() error { return c.Verify.Validate() }

@@ -5,7 +5,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -18,9 +17,6 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/surveyor/surveyor/pkg/bus"
-	"github.com/surveyor/surveyor/pkg/config"
-	"github.com/surveyor/surveyor/pkg/jobstore"
-	"github.com/surveyor/surveyor/pkg/obs"
 	"github.com/surveyor/surveyor/pkg/service"
 	"github.com/surveyor/surveyor/pkg/techstore"
 	"github.com/surveyor/surveyor/services/ingest/internal/api"
@@ -30,88 +26,46 @@ import (
 )
 
 func main() {
-	log := obs.Logger("ingest")
-	r := config.FromEnv()
-	common := service.ReadCommon(r)
-	embedded := r.Bool("EMBEDDED_NATS", false)
-	dataDir := r.String("DATA_DIR", "./data")
-	httpAddr := r.String("HTTP_ADDR", "127.0.0.1:8080")
-	allowPrivate := r.Bool("ALLOW_PRIVATE_TARGETS", false)
-	rateLimit := r.Float("RATE_LIMIT", 0)
-	trusted := r.List("TRUSTED_PROXIES")
-	techTokens := r.List("TECHNOLOGIES_API_TOKENS")
-	fingerprintsDir := r.String("FINGERPRINTS_DIR", "")
-	var limiter *ratelimit.Limiter
-	if rateLimit > 0 {
-		var err error
-		if limiter, err = ratelimit.New(rateLimit, trusted); err != nil {
-			r.Fail("TRUSTED_PROXIES", "%v", err)
-		}
-	}
-	if err := r.Err(); err != nil {
-		service.Fatal(log, "configuration", err)
-	}
-
+	var cfg settings
+	p := service.Start("ingest", &cfg)
+	log := p.Log
 	ctx, stop := service.Signals()
 	defer stop()
 
 	var opts []nats.Option
-	if embedded {
-		srv, err := bus.StartEmbedded(common.NATSURL, dataDir)
+	if cfg.Embedded {
+		srv, err := bus.StartEmbedded(p.Common.NATSURL, cfg.DataDir)
 		if err != nil {
 			service.Fatal(log, "embedded NATS (NATS_URL, DATA_DIR)", err)
 		}
 		defer srv.Shutdown()
 		opts = append(opts, srv.InProcess())
-		log.Info("embedded NATS listening", "url", srv.ClientURL(), "data_dir", dataDir)
+		log.Info("embedded NATS listening", "url", srv.ClientURL(), "data_dir", cfg.DataDir)
 	}
-	nc, err := bus.Connect(common.NATSURL, "ingest", opts...)
+	c, err := p.Connect(opts...)
 	if err != nil {
-		service.Fatal(log, "nats connect", err)
+		service.Fatal(log, "nats connect (NATS_URL)", err)
 	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		service.Fatal(log, "jetstream", err)
-	}
-	for {
-		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err = bus.Setup(sctx, js, common.Bus)
-		cancel()
-		if err == nil {
-			break
-		}
+	defer c.NC.Close()
+	if err := c.SetUp(ctx, p.Common.Bus, log); err != nil {
 		if ctx.Err() != nil {
-			return
+			return // stopped before NATS was reachable
 		}
-		log.Warn("waiting for JetStream", "err", err)
-		time.Sleep(time.Second)
-	}
-	store, err := jobstore.Open(ctx, js)
-	if err != nil {
 		service.Fatal(log, "job store", err)
 	}
-	in := intake.New(js, store, intake.Config{CacheTTL: common.CacheTTL, ResultTTL: common.Bus.ResultTTL,
-		MaxQueued: int(common.Bus.JobsMaxMsgs), Log: log})
+	in := intake.New(c.JS, c.Jobs, intake.Config{CacheTTL: cfg.CacheTTL, ResultTTL: p.Common.Bus.ResultTTL,
+		MaxQueued: int(p.Common.Bus.JobsMaxMsgs), Log: log})
 	go in.Run(ctx)
 
-	a := &api.API{
-		Jobs:         in,
-		AllowPrivate: allowPrivate,
-		Ready: func() error {
-			if nc.Status() != nats.CONNECTED {
-				return errors.New("nats " + nc.Status().String())
-			}
-			return nil
-		},
-	}
-	if len(techTokens) > 0 {
-		a.Technologies, err = technologies(ctx, js, techTokens, fingerprintsDir, log)
+	a := &api.API{Jobs: in, Targets: cfg.Targets, Ready: c.Ready}
+	if len(cfg.TechTokens) > 0 {
+		a.Technologies, err = technologies(ctx, c.JS, cfg.TechTokens, cfg.FingerprintsDir, log)
 		if err != nil {
 			service.Fatal(log, "technologies area", err)
 		}
 	}
-	if limiter != nil {
+	if cfg.RateLimit > 0 {
+		limiter := ratelimit.New(cfg.RateLimit, cfg.TrustedProxies)
 		a.Limit = func(c *fasthttp.RequestCtx) bool {
 			peer, _ := netip.AddrFromSlice(c.RemoteIP())
 			return limiter.Allow(limiter.Client(peer, string(c.Request.Header.Peek("X-Forwarded-For"))), time.Now())
@@ -126,10 +80,11 @@ func main() {
 		WriteTimeout:       10 * time.Second,
 		IdleTimeout:        60 * time.Second,
 	}
-	ln, err := net.Listen("tcp", httpAddr)
+	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
 		service.Fatal(log, "listen (HTTP_ADDR)", err)
 	}
+	c.SetReady()
 	fmt.Fprintf(os.Stderr, "Surveyor API listening on http://%s\n", ln.Addr())
 	log.Info("ingest listening", "addr", ln.Addr().String())
 	go func() {

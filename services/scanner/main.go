@@ -34,34 +34,47 @@ func main() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(200)
 	}
-	service.RunWorker(service.Worker{
+	service.RunWorker(scanner(&settings{}))
+}
+
+// scanner is the scanner binary with its settings in cfg.
+func scanner(cfg *settings) service.Worker {
+	return service.Worker{
 		Kind:               job.Scan,
 		ConcurrencyVar:     "SCANNER_CONCURRENCY",
 		DefaultConcurrency: 32,
 		DefaultAdminAddr:   "127.0.0.1:9101",
-		Configure:          configure,
-	})
+		Settings:           cfg,
+		Prepare:            cfg.prepare,
+	}
+}
+
+// settings are the scanner's variables beyond every worker's.
+type settings struct {
+	Scan            scan.Config
+	FingerprintsDir string
+}
+
+func (c *settings) Register(s *config.Set) {
+	service.TargetsVar(s, &c.Scan.Targets)
+	service.DNSServerVar(s, &c.Scan.DNSServer)
+	c.Scan.Register(s)
+	service.FingerprintsDirVar(s, &c.FingerprintsDir)
 }
 
 // firstLoadWait bounds how long start-up waits for the custom fingerprints
 // before it scans with the built-in ones alone.
 const firstLoadWait = 10 * time.Second
 
-// configure reads the scanner's variables and loads the built-in and
-// FINGERPRINTS_DIR fingerprints before anything connects, so a bad value or
-// an unreadable directory stops the process at start.
-func configure(r *config.Reader, log *slog.Logger) (service.Build, error) {
-	cfg := scan.ConfigFromEnv(r)
-	dir := r.String("FINGERPRINTS_DIR", "")
-	if err := r.Err(); err != nil {
-		return nil, err
-	}
-	base, err := baseDB(dir, log)
+// prepare loads the built-in and FINGERPRINTS_DIR fingerprints before
+// anything connects, so an unreadable directory stops the process at start.
+func (c *settings) prepare(log *slog.Logger) (service.Build, error) {
+	base, err := baseDB(c.FingerprintsDir, log)
 	if err != nil {
 		return nil, fmt.Errorf("FINGERPRINTS_DIR: %w", err)
 	}
 	return func(ctx context.Context, env *service.Env) (worker.Handler, error) {
-		return build(ctx, env, cfg, base)
+		return build(ctx, env, c.Scan, base)
 	}, nil
 }
 

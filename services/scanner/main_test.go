@@ -17,7 +17,9 @@ import (
 	"github.com/surveyor/surveyor/pkg/bus/bustest"
 	"github.com/surveyor/surveyor/pkg/config"
 	"github.com/surveyor/surveyor/pkg/job"
+	"github.com/surveyor/surveyor/pkg/netguard"
 	"github.com/surveyor/surveyor/pkg/service"
+	"github.com/surveyor/surveyor/pkg/service/servicetest"
 	"github.com/surveyor/surveyor/pkg/techstore"
 	"github.com/surveyor/surveyor/pkg/worker"
 )
@@ -48,7 +50,7 @@ func TestCustomFingerprintsReachEveryReplica(t *testing.T) {
 	for i := range 2 {
 		_, js := env.Connect(t, fmt.Sprintf("scanner-%d", i))
 		log := slog.New(slog.DiscardHandler)
-		b, err := configure(config.FromMap(map[string]string{"ALLOW_PRIVATE_TARGETS": "true", "FINGERPRINTS_DIR": dir}), log)
+		b, err := prepare(t, map[string]string{"ALLOW_PRIVATE_TARGETS": "true", "FINGERPRINTS_DIR": dir}, log)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,12 +118,48 @@ func TestCustomFingerprintsReachEveryReplica(t *testing.T) {
 	})
 }
 
+// prepare loads the scanner's settings from env as start-up does and
+// prepares its handler.
+func prepare(t *testing.T, env map[string]string, log *slog.Logger) (service.Build, error) {
+	t.Helper()
+	cfg := &settings{}
+	if _, _, err := scanner(cfg).Load(config.Map(env)); err != nil {
+		t.Fatal(err)
+	}
+	return cfg.prepare(log)
+}
+
 // A broken FINGERPRINTS_DIR stops the scanner before it connects anywhere.
 func TestBadFingerprintsDirStopsStart(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "broken.json"), []byte(`{"A": `), 0o644)
-	_, err := configure(config.FromMap(map[string]string{"FINGERPRINTS_DIR": dir}), slog.New(slog.DiscardHandler))
+	_, err := prepare(t, map[string]string{"FINGERPRINTS_DIR": dir}, slog.New(slog.DiscardHandler))
 	if err == nil || !strings.Contains(err.Error(), "FINGERPRINTS_DIR") {
 		t.Fatalf("err %v, want one naming FINGERPRINTS_DIR", err)
 	}
+}
+
+func TestSettings(t *testing.T) {
+	cfg := &settings{}
+	_, rt, err := scanner(cfg).Load(config.Map(map[string]string{
+		"ALLOW_PRIVATE_TARGETS": "1", "DNS_SERVER": "127.0.0.1:53", "SCANNER_TIMEOUT": "7s",
+	}))
+	if err != nil || rt.Concurrency != 32 || rt.AdminAddr != "127.0.0.1:9101" ||
+		cfg.Scan.Targets != netguard.AllowPrivate || cfg.Scan.DNSServer != "127.0.0.1:53" || cfg.Scan.Timeout != 7*time.Second {
+		t.Fatalf("got %+v %+v, %v", rt, cfg.Scan, err)
+	}
+	bad := map[string]string{
+		"ALLOW_PRIVATE_TARGETS": "maybe", "DNS_SERVER": "resolver", "SCANNER_CONCURRENCY": "0",
+		"SCANNER_MAX_REDIRECTS": "11", "SCANNER_BODY_LIMIT": "12", "SCANNER_TIMEOUT": "soon", "LOG_LEVEL": "loud",
+	}
+	_, _, err = scanner(&settings{}).Load(config.Map(bad))
+	for name := range bad {
+		if err == nil || !strings.Contains(err.Error(), name+":") {
+			t.Errorf("error %v does not name %s", err, name)
+		}
+	}
+}
+
+func TestDescription(t *testing.T) {
+	servicetest.CheckDescription(t, "scanner", scanner(&settings{}).Describe())
 }

@@ -29,10 +29,10 @@ const (
 // Options configures a Prober. Zero durations and counts take the defaults
 // noted on each field.
 type Options struct {
-	Port         int    // SMTP port of every mail server (25)
-	HELO         string // our name in EHLO/HELO
-	From         string // reverse path in MAIL FROM
-	AllowPrivate bool   // probe loopback and private addresses (tests, private deployments)
+	Port    int             // SMTP port of every mail server (25)
+	HELO    string          // our name in EHLO/HELO
+	From    string          // reverse path in MAIL FROM
+	Targets netguard.Policy // addresses that may be probed
 
 	ConnectTimeout time.Duration // TCP connect (10s)
 	BannerTimeout  time.Duration // wait for the 220 greeting (30s)
@@ -157,7 +157,7 @@ func New(o Options) *Prober {
 	}
 	p := &Prober{
 		o:       o,
-		dialer:  &netguard.Dialer{Resolver: o.Resolver, AllowPrivate: o.AllowPrivate, Timeout: o.ConnectTimeout},
+		dialer:  &netguard.Dialer{Resolver: o.Resolver, Policy: o.Targets, Timeout: o.ConnectTimeout},
 		servers: map[netip.AddrPort]*server{},
 		stop:    make(chan struct{}),
 	}

@@ -39,7 +39,7 @@ func newLab(t *testing.T, n int) *lab {
 
 func (l *lab) prober(t *testing.T, edit func(*Options)) *Prober {
 	o := Options{
-		Port: l.port, HELO: "probe.test", From: "probe@probe.test", AllowPrivate: true,
+		Port: l.port, HELO: "probe.test", From: "probe@probe.test", Targets: netguard.AllowPrivate,
 		Resolver: l.res, ConnectTimeout: 2 * time.Second, BannerTimeout: 2 * time.Second,
 		CommandTimeout: 2 * time.Second,
 	}
@@ -196,7 +196,7 @@ func TestMailFromRefused(t *testing.T) {
 func TestPrivateAddressRefused(t *testing.T) {
 	l := newLab(t, 1)
 	srv := testservers.ServeSMTP(t, l.lns[0], testservers.SMTPConfig{})
-	p := l.prober(t, func(o *Options) { o.AllowPrivate = false })
+	p := l.prober(t, func(o *Options) { o.Targets = netguard.PublicOnly })
 	out := p.Check(context.Background(), []string{"mx0.lab.test"}, "a@lab.test", false)
 	var re *netguard.RefusedError
 	if out.Checked || !errors.As(out.Err, &re) {

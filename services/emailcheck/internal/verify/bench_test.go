@@ -13,6 +13,7 @@ import (
 	"github.com/emersion/go-smtp"
 
 	"github.com/surveyor/surveyor/pkg/job"
+	"github.com/surveyor/surveyor/pkg/netguard"
 	"github.com/surveyor/surveyor/pkg/resolver"
 	"github.com/surveyor/surveyor/services/emailcheck/internal/mxlookup"
 	"github.com/surveyor/surveyor/services/emailcheck/internal/smtpprobe"
@@ -67,8 +68,8 @@ func BenchmarkSharedVsFresh(b *testing.B) {
 		addrs = append(addrs, fmt.Sprintf("%s@d%02d.bench", local, i%benchDomains))
 	}
 	cfg := Config{
-		AllowPrivate: true, DNSServer: d.Addr, SMTPPort: port, HELO: "probe.test", From: "probe@probe.test",
-		CacheTTL: time.Hour, Concurrency: benchWorkers, PerServer: benchPerServer, Timeout: time.Minute,
+		Targets: netguard.AllowPrivate, DNSServer: d.Addr, SMTPPort: port, HELO: "probe.test", From: "probe@probe.test",
+		CacheTTL: time.Hour, PerServer: benchPerServer, Timeout: time.Minute,
 		ConnectTimeout: 5 * time.Second, BannerTimeout: 5 * time.Second, CommandTimeout: 5 * time.Second,
 		IdleTimeout: time.Minute,
 	}

@@ -1,72 +1,89 @@
 package verify
 
 import (
+	"errors"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/surveyor/surveyor/pkg/config"
+	"github.com/surveyor/surveyor/pkg/netguard"
 	"github.com/surveyor/surveyor/services/emailcheck/internal/syntax"
 )
 
 // Config is emailcheck's configuration (contract §2 plus its own
-// EMAILCHECK_* variables).
+// EMAILCHECK_* variables). How many validations run at once is the worker
+// runtime's EMAILCHECK_CONCURRENCY, which bounds the calls to Handle.
 type Config struct {
-	AllowPrivate bool          // ALLOW_PRIVATE_TARGETS
-	DNSServer    string        // DNS_SERVER, "" = system resolvers
-	SMTPPort     int           // SMTP_PORT
-	HELO         string        // SMTP_HELO
-	From         string        // SMTP_FROM
-	CacheTTL     time.Duration // CACHE_TTL: per-address results and per-domain catch-all answers
+	// Targets, DNSServer and CacheTTL are shared settings
+	// (ALLOW_PRIVATE_TARGETS, DNS_SERVER, CACHE_TTL): the binary binds
+	// them, Register does not declare them.
+	Targets   netguard.Policy
+	DNSServer string        // "" = system resolvers
+	CacheTTL  time.Duration // per-address results and per-domain catch-all answers
 
-	Concurrency int           // EMAILCHECK_CONCURRENCY: validations at once
-	PerServer   int           // EMAILCHECK_PER_SERVER: connections per mail server
-	Timeout     time.Duration // EMAILCHECK_TIMEOUT: one whole validation
+	SMTPPort int
+	HELO     string // "" = the machine's name (see identity)
+	From     string // "" = verify@<HELO>
 
-	ConnectTimeout time.Duration // EMAILCHECK_CONNECT_TIMEOUT
-	BannerTimeout  time.Duration // EMAILCHECK_BANNER_TIMEOUT
-	CommandTimeout time.Duration // EMAILCHECK_COMMAND_TIMEOUT
-	IdleTimeout    time.Duration // EMAILCHECK_IDLE_TIMEOUT: pooled session kept this long unused
+	PerServer int           // connections per mail server
+	Timeout   time.Duration // one whole validation
+
+	ConnectTimeout time.Duration
+	BannerTimeout  time.Duration
+	CommandTimeout time.Duration
+	IdleTimeout    time.Duration // pooled session kept this long unused
 	// GreylistRetry, when set, asks a greylisting server once more after
-	// this delay if the validation's time allows (EMAILCHECK_GREYLIST_RETRY).
+	// this delay if the validation's time allows.
 	GreylistRetry time.Duration
 
-	ListsDir string // EMAILCHECK_LISTS_DIR: extra list files
+	ListsDir string // extra list files
 }
 
-// ConfigFromEnv reads the configuration; bad values are recorded in r.
-func ConfigFromEnv(r *config.Reader) Config {
-	helo := r.String("SMTP_HELO", defaultHELO())
+// Register declares emailcheck's own variables.
+func (c *Config) Register(s *config.Set) {
+	s.Int(&c.SMTPPort, "SMTP_PORT", 25, 1, 65535, "port of the mail servers that emailcheck probes")
+	s.String(&c.HELO, "SMTP_HELO", "", "our name in EHLO; empty: the machine's name when fully qualified, else surveyor.localdomain")
+	s.String(&c.From, "SMTP_FROM", "", "reverse path in MAIL FROM; empty: verify@<SMTP_HELO>")
+	s.Int(&c.PerServer, "EMAILCHECK_PER_SERVER", 2, 1, 100, "connections per mail server")
+	s.Duration(&c.Timeout, "EMAILCHECK_TIMEOUT", 2*time.Minute, "one whole validation")
+	s.Duration(&c.ConnectTimeout, "EMAILCHECK_CONNECT_TIMEOUT", 10*time.Second, "TCP connect to a mail server")
+	s.Duration(&c.BannerTimeout, "EMAILCHECK_BANNER_TIMEOUT", 30*time.Second, "wait for the 220 greeting")
+	s.Duration(&c.CommandTimeout, "EMAILCHECK_COMMAND_TIMEOUT", 30*time.Second, "wait for each SMTP reply")
+	s.Duration(&c.IdleTimeout, "EMAILCHECK_IDLE_TIMEOUT", 20*time.Second, "a pooled session is closed after this long unused")
+	s.Duration(&c.GreylistRetry, "EMAILCHECK_GREYLIST_RETRY", 0,
+		"empty: off; else ask a greylisting server once more after this delay if the validation's time allows")
+	s.String(&c.ListsDir, "EMAILCHECK_LISTS_DIR", "", "directory of extra disposable, free-provider and role-account lists")
+}
+
+// Validate checks the SMTP identity and the lists directory.
+func (c *Config) Validate() error {
+	var errs []error
+	helo, from := c.identity()
 	if v := syntax.Parse("x@" + helo); !v.Valid {
-		r.Fail("SMTP_HELO", "%q is not a host name: %s", helo, v.Reason)
+		errs = append(errs, config.Errorf("SMTP_HELO", "%q is not a host name: %s", helo, v.Reason))
 	}
-	from := r.String("SMTP_FROM", "verify@"+helo)
 	if v := syntax.Parse(from); !v.Valid {
-		r.Fail("SMTP_FROM", "%q is not an email address: %s", from, v.Reason)
-	}
-	c := Config{
-		AllowPrivate:   r.Bool("ALLOW_PRIVATE_TARGETS", false),
-		DNSServer:      r.String("DNS_SERVER", ""),
-		SMTPPort:       r.Int("SMTP_PORT", 25, 1, 65535),
-		HELO:           helo,
-		From:           from,
-		CacheTTL:       r.Duration("CACHE_TTL", 24*time.Hour),
-		Concurrency:    r.Int("EMAILCHECK_CONCURRENCY", 64, 1, 10000),
-		PerServer:      r.Int("EMAILCHECK_PER_SERVER", 2, 1, 100),
-		Timeout:        r.Duration("EMAILCHECK_TIMEOUT", 2*time.Minute),
-		ConnectTimeout: r.Duration("EMAILCHECK_CONNECT_TIMEOUT", 10*time.Second),
-		BannerTimeout:  r.Duration("EMAILCHECK_BANNER_TIMEOUT", 30*time.Second),
-		CommandTimeout: r.Duration("EMAILCHECK_COMMAND_TIMEOUT", 30*time.Second),
-		IdleTimeout:    r.Duration("EMAILCHECK_IDLE_TIMEOUT", 20*time.Second),
-		GreylistRetry:  r.Duration("EMAILCHECK_GREYLIST_RETRY", 0),
-		ListsDir:       r.String("EMAILCHECK_LISTS_DIR", ""),
+		errs = append(errs, config.Errorf("SMTP_FROM", "%q is not an email address: %s", from, v.Reason))
 	}
 	if c.ListsDir != "" {
 		if st, err := os.Stat(c.ListsDir); err != nil || !st.IsDir() {
-			r.Fail("EMAILCHECK_LISTS_DIR", "%q is not a readable directory", c.ListsDir)
+			errs = append(errs, config.Errorf("EMAILCHECK_LISTS_DIR", "%q is not a readable directory", c.ListsDir))
 		}
 	}
-	return c
+	return errors.Join(errs...)
+}
+
+// identity is the EHLO name and MAIL FROM address, defaults filled in.
+func (c *Config) identity() (helo, from string) {
+	helo, from = c.HELO, c.From
+	if helo == "" {
+		helo = defaultHELO()
+	}
+	if from == "" {
+		from = "verify@" + helo
+	}
+	return helo, from
 }
 
 // defaultHELO is the machine's name when it is fully qualified; mail

@@ -43,34 +43,30 @@ type Handler struct {
 	prober   *smtpprobe.Prober
 	results  *ttlcache.Cache[string, job.EmailResult]
 	catchAll *ttlcache.Cache[string, bool]
-	slots    chan struct{} // Concurrency
 }
 
 var _ worker.Handler = (*Handler)(nil)
 
 // NewHandler builds a Handler; Close it on shutdown.
 func NewHandler(cfg Config) (*Handler, error) {
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = 2 * time.Minute
-	}
 	lists, err := misc.Load(cfg.ListsDir)
 	if err != nil {
 		return nil, fmt.Errorf("EMAILCHECK_LISTS_DIR: %w", err)
 	}
 	res := resolver.New(cfg.DNSServer)
+	helo, from := cfg.identity()
 	return &Handler{
 		cfg:   cfg,
 		res:   res,
 		lists: lists,
 		prober: smtpprobe.New(smtpprobe.Options{
-			Port: cfg.SMTPPort, HELO: cfg.HELO, From: cfg.From, AllowPrivate: cfg.AllowPrivate,
+			Port: cfg.SMTPPort, HELO: helo, From: from, Targets: cfg.Targets,
 			ConnectTimeout: cfg.ConnectTimeout, BannerTimeout: cfg.BannerTimeout,
 			CommandTimeout: cfg.CommandTimeout, IdleTimeout: cfg.IdleTimeout,
 			PerServer: cfg.PerServer, Resolver: res,
 		}),
 		results:  ttlcache.New[string, job.EmailResult](maxCachedAddresses),
 		catchAll: ttlcache.New[string, bool](maxCachedDomains),
-		slots:    make(chan struct{}, max(cfg.Concurrency, 1)),
 	}, nil
 }
 
@@ -122,13 +118,6 @@ func (h *Handler) Verify(ctx context.Context, addr string, force bool) job.Email
 
 // verify does the network part for a syntactically valid address.
 func (h *Handler) verify(ctx context.Context, r job.EmailResult) job.EmailResult {
-	select {
-	case h.slots <- struct{}{}:
-		defer func() { <-h.slots }()
-	case <-ctx.Done():
-		r.Reachable, r.SMTP.Error = job.ReachableUnknown, ctx.Err().Error()
-		return r
-	}
 	ctx, cancel := context.WithTimeout(ctx, h.cfg.Timeout)
 	defer cancel()
 

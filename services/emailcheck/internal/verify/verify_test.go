@@ -17,6 +17,8 @@ import (
 
 	"github.com/surveyor/surveyor/pkg/config"
 	"github.com/surveyor/surveyor/pkg/job"
+	"github.com/surveyor/surveyor/pkg/netguard"
+	"github.com/surveyor/surveyor/services/emailcheck/internal/syntax"
 	"github.com/surveyor/surveyor/services/emailcheck/internal/testservers"
 )
 
@@ -111,11 +113,11 @@ func newWorld(t *testing.T) *world {
 	return w
 }
 
+// config is emailcheck's configuration for the world: the variables as an
+// operator would set them, and the shared settings the binary binds.
 func (w *world) config(t *testing.T, env map[string]string) Config {
 	t.Helper()
 	m := map[string]string{
-		"ALLOW_PRIVATE_TARGETS":      "true",
-		"DNS_SERVER":                 w.dns.Addr,
 		"SMTP_PORT":                  fmt.Sprint(w.port),
 		"SMTP_HELO":                  "probe.test",
 		"EMAILCHECK_BANNER_TIMEOUT":  "300ms",
@@ -125,17 +127,22 @@ func (w *world) config(t *testing.T, env map[string]string) Config {
 	for k, v := range env {
 		m[k] = v
 	}
-	r := config.FromMap(m)
-	cfg := ConfigFromEnv(r)
-	if err := r.Err(); err != nil {
+	var cfg Config
+	if err := config.Load(config.Map(m), &cfg); err != nil {
 		t.Fatal(err)
 	}
+	cfg.Targets, cfg.DNSServer, cfg.CacheTTL = netguard.AllowPrivate, w.dns.Addr, 24*time.Hour
 	return cfg
 }
 
 func (w *world) handler(t *testing.T, env map[string]string) *Handler {
 	t.Helper()
-	h, err := NewHandler(w.config(t, env))
+	return w.handlerOf(t, w.config(t, env))
+}
+
+func (w *world) handlerOf(t *testing.T, cfg Config) *Handler {
+	t.Helper()
+	h, err := NewHandler(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +235,9 @@ func expect(ok bool) string {
 
 func TestPrivateTargetsRefused(t *testing.T) {
 	w := newWorld(t)
-	h := w.handler(t, map[string]string{"ALLOW_PRIVATE_TARGETS": "false"})
+	cfg := w.config(t, nil)
+	cfg.Targets = netguard.PublicOnly
+	h := w.handlerOf(t, cfg)
 	r := h.Verify(context.Background(), "alice@private.test", false)
 	if r.Reachable != job.ReachableUnknown || r.SMTP.CanConnect || !strings.Contains(r.SMTP.Error, "not a public address") {
 		t.Fatalf("%+v", r)
@@ -347,33 +356,33 @@ func TestHandle(t *testing.T) {
 	}
 }
 
-func TestConfigFromEnv(t *testing.T) {
-	r := config.FromMap(map[string]string{})
-	c := ConfigFromEnv(r)
-	if err := r.Err(); err != nil {
+func TestConfig(t *testing.T) {
+	var c Config
+	if err := config.Load(config.Map(nil), &c); err != nil {
 		t.Fatal(err)
 	}
-	if c.SMTPPort != 25 || c.PerServer != 2 || c.CacheTTL != 24*time.Hour || c.AllowPrivate || c.GreylistRetry != 0 {
+	if c.SMTPPort != 25 || c.PerServer != 2 || c.Timeout != 2*time.Minute || c.GreylistRetry != 0 {
 		t.Errorf("defaults %+v", c)
 	}
-	if !strings.HasPrefix(c.From, "verify@") {
-		t.Errorf("default SMTP_FROM %q", c.From)
+	if helo, from := c.identity(); from != "verify@"+helo || !syntax.Parse(from).Valid {
+		t.Errorf("default identity %q, %q", helo, from)
 	}
-	r = config.FromMap(map[string]string{
+	c.HELO = "probe.test"
+	if _, from := c.identity(); from != "verify@probe.test" {
+		t.Errorf("SMTP_FROM does not follow SMTP_HELO: %q", from)
+	}
+	err := config.Load(config.Map(map[string]string{
 		"SMTP_PORT":             "70000",
 		"SMTP_FROM":             "not-an-address",
 		"SMTP_HELO":             "bad host",
 		"EMAILCHECK_PER_SERVER": "0",
-		"CACHE_TTL":             "forever",
+		"EMAILCHECK_TIMEOUT":    "forever",
 		"EMAILCHECK_LISTS_DIR":  "/nonexistent/lists",
-		"ALLOW_PRIVATE_TARGETS": "maybe",
-	})
-	ConfigFromEnv(r)
-	err := r.Err()
+	}), &c)
 	if err == nil {
 		t.Fatal("bad values accepted")
 	}
-	for _, name := range []string{"SMTP_PORT", "SMTP_FROM", "SMTP_HELO", "EMAILCHECK_PER_SERVER", "CACHE_TTL", "EMAILCHECK_LISTS_DIR", "ALLOW_PRIVATE_TARGETS"} {
+	for _, name := range []string{"SMTP_PORT", "SMTP_FROM", "SMTP_HELO", "EMAILCHECK_PER_SERVER", "EMAILCHECK_TIMEOUT", "EMAILCHECK_LISTS_DIR"} {
 		if !strings.Contains(err.Error(), name) {
 			t.Errorf("error does not name %s: %v", name, err)
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/surveyor/surveyor/pkg/job"
 	"github.com/surveyor/surveyor/pkg/jobstore"
+	"github.com/surveyor/surveyor/pkg/netguard"
 	"github.com/surveyor/surveyor/pkg/obs"
 	"github.com/surveyor/surveyor/pkg/sitemap"
 	"github.com/surveyor/surveyor/services/ingest/internal/intake"
@@ -34,8 +35,8 @@ type Jobs interface {
 
 // API serves ingest's routes.
 type API struct {
-	Jobs         Jobs
-	AllowPrivate bool
+	Jobs    Jobs
+	Targets netguard.Policy // which IP literals a target URL may name
 	// Ready reports whether NATS is connected and the streams exist.
 	Ready func() error
 	// Limit, when set, decides whether a request may proceed (rate limit).
@@ -177,7 +178,7 @@ func (a *API) launch(ctx *fasthttp.RequestCtx, e validate.Endpoint) {
 		problem.Write(ctx, fasthttp.StatusUnsupportedMediaType, "Content-Type must be application/json")
 		return
 	}
-	reqs, errs := validate.Decode(e, ctx.PostBody(), a.AllowPrivate)
+	reqs, errs := validate.Decode(e, ctx.PostBody(), a.Targets)
 	if len(errs) == 1 && errs[0].Field == "" {
 		problem.Write(ctx, fasthttp.StatusBadRequest, errs[0].Message)
 		return

@@ -47,10 +47,7 @@ func TestFullQueueAnswers429UntilWorkersCatchUp(t *testing.T) {
 // RATE_LIMIT: a client over its bucket gets 429 with Retry-After while
 // another client is still served.
 func TestRateLimitPerClient(t *testing.T) {
-	lim, err := ratelimit.New(1, nil) // 1/s, bursts of 2
-	if err != nil {
-		t.Fatal(err)
-	}
+	lim := ratelimit.New(1, nil) // 1/s, bursts of 2
 	var other bool
 	s := startWith(t, bus.Config{}, false, func(c *fasthttp.RequestCtx) bool {
 		peer, _ := netip.AddrFromSlice(c.RemoteIP())

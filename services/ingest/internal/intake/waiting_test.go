@@ -88,12 +88,19 @@ func TestGetAnswersAJobThroughItsLife(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	announce := func(doc []byte, err error) { // as the worker's recorder does
+		t.Helper()
+		if err == nil {
+			err = env.Conn.Publish(bus.EventSubject(job.Scan), doc)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 	running := *j
 	now := time.Now().UTC()
 	running.Status, running.Started, running.Attempts = job.Running, &now, 1
-	if err := store.Record(ctx, &running); err != nil {
-		t.Fatal(err)
-	}
+	announce(store.Put(ctx, &running))
 	heard(t, in, j.ID, job.Running)
 	if got, err := in.Get(ctx, job.Scan, j.ID); err != nil || got.Status != job.Running || got.Attempts != 1 {
 		t.Fatalf("GET of the running job: %+v %v", got, err)
@@ -104,9 +111,7 @@ func TestGetAnswersAJobThroughItsLife(t *testing.T) {
 	// Finished: one read of RESULTS, even once its status has expired.
 	done := running
 	done.Status, done.Finished, done.Result = job.Completed, &now, json.RawMessage(`{"title":"Life"}`)
-	if err := store.Finish(ctx, &done); err != nil {
-		t.Fatal(err)
-	}
+	announce(store.Finish(ctx, &done))
 	heard(t, in, j.ID, job.Completed)
 	for _, when := range []string{"", " after its status expired"} {
 		got, err := in.Get(ctx, job.Scan, j.ID)
@@ -246,7 +251,7 @@ func TestIndexIsSeededFromTheStatusBucket(t *testing.T) {
 	now := time.Now().UTC()
 	done := &job.Job{ID: "2c4b8f0e-6a1d-4e3b-8f5a-9b7c6d5e4f3a", Kind: job.Scan, Status: job.Completed,
 		URL: "https://seed.example/", Options: []string{"technologies"}, Created: now, Started: &now, Finished: &now}
-	if err := store.Finish(ctx, done); err != nil {
+	if _, err := store.Finish(ctx, done); err != nil {
 		t.Fatal(err)
 	}
 	in := startIntake(t, env)

@@ -16,6 +16,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/surveyor/surveyor/pkg/job"
+	"github.com/surveyor/surveyor/pkg/netguard"
 	"github.com/surveyor/surveyor/services/ingest/internal/api"
 )
 
@@ -44,7 +45,7 @@ func Load(t testing.TB, document []byte) *Spec {
 		if !ok {
 			return nil // formats judge strings only
 		}
-		_, err := job.ParseTarget(s, false)
+		_, err := job.ParseTarget(s, netguard.PublicOnly)
 		return err
 	}})
 	if err := c.AddResource("openapi.json", raw); err != nil {

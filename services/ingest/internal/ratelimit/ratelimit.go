@@ -4,6 +4,7 @@
 package ratelimit
 
 import (
+	"fmt"
 	"net/netip"
 	"strings"
 	"sync"
@@ -29,21 +30,27 @@ type client struct {
 }
 
 // New allows perSecond requests per client with bursts of twice that.
-// trusted lists proxies (addresses or CIDR prefixes).
-func New(perSecond float64, trusted []string) (*Limiter, error) {
-	l := &Limiter{rate: rate.Limit(perSecond), burst: max(1, int(2*perSecond)), clients: map[netip.Addr]*client{}}
-	for _, t := range trusted {
+// trusted lists the proxies whose X-Forwarded-For is believed.
+func New(perSecond float64, trusted []netip.Prefix) *Limiter {
+	return &Limiter{rate: rate.Limit(perSecond), burst: max(1, int(2*perSecond)), trusted: trusted,
+		clients: map[netip.Addr]*client{}}
+}
+
+// ParseTrusted reads TRUSTED_PROXIES: addresses or CIDR prefixes.
+func ParseTrusted(items []string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, t := range items {
 		p, err := netip.ParsePrefix(t)
 		if err != nil {
 			a, aerr := netip.ParseAddr(t)
 			if aerr != nil {
-				return nil, err
+				return nil, fmt.Errorf("%q is not an IP address or CIDR prefix", t)
 			}
 			p = netip.PrefixFrom(a, a.BitLen())
 		}
-		l.trusted = append(l.trusted, p.Masked())
+		out = append(out, p.Masked())
 	}
-	return l, nil
+	return out, nil
 }
 
 // Client finds the address a request is charged to: the peer, or, when

@@ -7,10 +7,11 @@ import (
 )
 
 func TestClientBelievesOnlyTrustedProxies(t *testing.T) {
-	l, err := New(1, []string{"10.0.0.0/8", "192.0.2.7"})
+	trusted, err := ParseTrusted([]string{"10.0.0.0/8", "192.0.2.7"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	l := New(1, trusted)
 	a := netip.MustParseAddr
 	cases := []struct {
 		peer, xff, want string
@@ -28,13 +29,13 @@ func TestClientBelievesOnlyTrustedProxies(t *testing.T) {
 			t.Errorf("Client(%s, %q) = %s, want %s", c.peer, c.xff, got, c.want)
 		}
 	}
-	if _, err := New(1, []string{"not-an-ip"}); err == nil {
+	if _, err := ParseTrusted([]string{"10.0.0.0/8", "not-an-ip"}); err == nil {
 		t.Error("bad TRUSTED_PROXIES entry accepted")
 	}
 }
 
 func TestTokenBucketPerClient(t *testing.T) {
-	l, _ := New(2, nil) // 2/s, bursts of 4
+	l := New(2, nil) // 2/s, bursts of 4
 	now := time.Unix(1_700_000_000, 0)
 	one, two := netip.MustParseAddr("198.51.100.1"), netip.MustParseAddr("198.51.100.2")
 	allowed := 0

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/surveyor/surveyor/pkg/job"
+	"github.com/surveyor/surveyor/pkg/netguard"
 )
 
 // FieldError names one bad field, as problem+json lists them.
@@ -47,7 +48,7 @@ var fields = map[Endpoint][]string{
 
 // Decode validates body for endpoint and returns the requests in order.
 // A malformed body yields a single error with field "" (the whole body).
-func Decode(e Endpoint, body []byte, allowPrivate bool) ([]job.Request, []FieldError) {
+func Decode(e Endpoint, body []byte, targets netguard.Policy) ([]job.Request, []FieldError) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(body, &obj); err != nil || obj == nil {
 		msg := "body must be a JSON object"
@@ -78,7 +79,7 @@ func Decode(e Endpoint, body []byte, allowPrivate bool) ([]job.Request, []FieldE
 			if t.field == "" {
 				continue
 			}
-			u, err := job.ParseTarget(t.value, allowPrivate)
+			u, err := job.ParseTarget(t.value, targets)
 			if err != nil {
 				d.fail(t.field, err.Error())
 				continue
@@ -91,7 +92,7 @@ func Decode(e Endpoint, body []byte, allowPrivate bool) ([]job.Request, []FieldE
 		base.Kind = job.Sitemap
 		base.MaxPages = d.maxPages()
 		for _, t := range d.targets(false, "url", "") {
-			u, err := job.ParseTarget(t.value, allowPrivate)
+			u, err := job.ParseTarget(t.value, targets)
 			if err != nil {
 				d.fail("url", err.Error())
 				continue

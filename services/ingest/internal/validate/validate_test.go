@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/surveyor/surveyor/pkg/netguard"
 )
 
 func TestDecodeOptions(t *testing.T) {
@@ -27,7 +29,7 @@ func TestDecodeOptions(t *testing.T) {
 		{`{"url":"a.com","options":"tls"}`, nil, "options"},
 	}
 	for _, c := range cases {
-		reqs, errs := Decode(ScanOne, []byte(c.body), false)
+		reqs, errs := Decode(ScanOne, []byte(c.body), netguard.PublicOnly)
 		if c.err != "" {
 			if len(errs) != 1 || errs[0].Field != c.err {
 				t.Errorf("%s: errors %v, want one on %s", c.body, errs, c.err)
@@ -82,7 +84,7 @@ func TestDecodeErrors(t *testing.T) {
 		{EmailMany, `{"emails":[` + many(1001, `"u%d@x.com"`) + `]}`, []string{"emails"}},
 	}
 	for _, c := range cases {
-		_, errs := Decode(c.e, []byte(c.body), false)
+		_, errs := Decode(c.e, []byte(c.body), netguard.PublicOnly)
 		var got []string
 		for _, e := range errs {
 			got = append(got, e.Field)
@@ -97,21 +99,21 @@ func TestDecodeErrors(t *testing.T) {
 }
 
 func TestDecodeAccepts(t *testing.T) {
-	reqs, errs := Decode(SitemapOne, []byte(`{"url":"A.com","force":null}`), false)
+	reqs, errs := Decode(SitemapOne, []byte(`{"url":"A.com","force":null}`), netguard.PublicOnly)
 	if len(errs) > 0 || reqs[0].MaxPages != 100 || reqs[0].Force || reqs[0].URL != "https://a.com/" {
 		t.Fatalf("%+v %v", reqs, errs)
 	}
 	for body, want := range map[string]int{`{"url":"a.com","max_pages":2.0}`: 2, `{"url":"a.com","max_pages":1e2}`: 100, `{"url":"a.com","max_pages":10000}`: 10000} {
-		reqs, errs = Decode(SitemapOne, []byte(body), false)
+		reqs, errs = Decode(SitemapOne, []byte(body), netguard.PublicOnly)
 		if len(errs) > 0 || reqs[0].MaxPages != want {
 			t.Errorf("%s: %+v %v, want max_pages %d", body, reqs, errs, want)
 		}
 	}
-	reqs, errs = Decode(EmailMany, []byte(`{"emails":["Bob@Example.COM","not an address"],"force":true}`), false)
+	reqs, errs = Decode(EmailMany, []byte(`{"emails":["Bob@Example.COM","not an address"],"force":true}`), netguard.PublicOnly)
 	if len(errs) > 0 || reqs[0].Email != "Bob@example.com" || reqs[1].Email != "not an address" || !reqs[1].Force {
 		t.Fatalf("%+v %v", reqs, errs)
 	}
-	reqs, _ = Decode(ScanMany, []byte(`{"urls":["a.com","https://a.com/#x"]}`), false)
+	reqs, _ = Decode(ScanMany, []byte(`{"urls":["a.com","https://a.com/#x"]}`), netguard.PublicOnly)
 	if reqs[0].Key() != reqs[1].Key() {
 		t.Fatalf("equal targets have different keys: %q %q", reqs[0].Key(), reqs[1].Key())
 	}

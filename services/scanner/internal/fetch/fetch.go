@@ -35,8 +35,8 @@ type Options struct {
 	HeaderTimeout  time.Duration // from request sent to response headers
 	BodyTimeout    time.Duration // reading the body; on expiry the part read is kept
 	Resolver       netguard.Resolver
-	AllowPrivate   bool
-	RootCAs        *x509.CertPool // nil means the system roots
+	Targets        netguard.Policy // addresses that may be connected to
+	RootCAs        *x509.CertPool  // nil means the system roots
 }
 
 // Defaults a browser-like fetch uses when Options leave them empty.
@@ -70,7 +70,7 @@ func New(o Options) *Client {
 	o.TLSTimeout = orDur(o.TLSTimeout, 5*time.Second)
 	o.HeaderTimeout = orDur(o.HeaderTimeout, 10*time.Second)
 	o.BodyTimeout = orDur(o.BodyTimeout, 10*time.Second)
-	d := &netguard.Dialer{Resolver: o.Resolver, AllowPrivate: o.AllowPrivate, Timeout: o.DialTimeout}
+	d := &netguard.Dialer{Resolver: o.Resolver, Policy: o.Targets, Timeout: o.DialTimeout}
 	t := &http.Transport{
 		Proxy:       nil, // a proxy would bypass the address check
 		DialContext: d.DialContext,

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/surveyor/surveyor/pkg/netguard"
 )
 
 func TestBodyLimit(t *testing.T) {
@@ -23,7 +25,7 @@ func TestBodyLimit(t *testing.T) {
 		w.Write(bomb.Bytes())
 	}))
 	defer srv.Close()
-	c := New(Options{AllowPrivate: true, BodyLimit: 1 << 20, MaxRedirects: DefaultMaxRedirects})
+	c := New(Options{Targets: netguard.AllowPrivate, BodyLimit: 1 << 20, MaxRedirects: DefaultMaxRedirects})
 	defer c.Close()
 	resp, err := c.Get(context.Background(), srv.URL)
 	if err != nil {
@@ -42,7 +44,7 @@ func TestBrowserHeadersAndSniffing(t *testing.T) {
 		w.Write([]byte("<!DOCTYPE html><html><title>x</title></html>"))
 	}))
 	defer srv.Close()
-	c := New(Options{AllowPrivate: true, UserAgent: "SurveyorTest/1.0", MaxRedirects: DefaultMaxRedirects})
+	c := New(Options{Targets: netguard.AllowPrivate, UserAgent: "SurveyorTest/1.0", MaxRedirects: DefaultMaxRedirects})
 	defer c.Close()
 	resp, err := c.Get(context.Background(), srv.URL)
 	if err != nil {
@@ -94,9 +96,9 @@ func TestBodyAnnouncedLength(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	c := New(Options{AllowPrivate: true, BodyLimit: 4 << 20, MaxRedirects: DefaultMaxRedirects})
+	c := New(Options{Targets: netguard.AllowPrivate, BodyLimit: 4 << 20, MaxRedirects: DefaultMaxRedirects})
 	defer c.Close()
-	small := New(Options{AllowPrivate: true, BodyLimit: 1 << 20, MaxRedirects: DefaultMaxRedirects})
+	small := New(Options{Targets: netguard.AllowPrivate, BodyLimit: 1 << 20, MaxRedirects: DefaultMaxRedirects})
 	defer small.Close()
 	for _, tc := range []struct {
 		client    *Client

@@ -8,63 +8,43 @@ import (
 	"time"
 
 	"github.com/surveyor/surveyor/pkg/config"
+	"github.com/surveyor/surveyor/pkg/netguard"
 	"github.com/surveyor/surveyor/services/scanner/internal/fetch"
 )
 
 // Config is the scanner's configuration (contract §2).
 type Config struct {
-	AllowPrivate  bool          // ALLOW_PRIVATE_TARGETS
-	DNSServer     string        // DNS_SERVER; "" means /etc/resolv.conf
-	UserAgent     string        // SCANNER_USER_AGENT
-	BodyLimit     int           // SCANNER_BODY_LIMIT: bytes of page kept
-	Timeout       time.Duration // SCANNER_TIMEOUT: budget of one scan, retries included
-	DialTimeout   time.Duration // SCANNER_DIAL_TIMEOUT
-	TLSTimeout    time.Duration // SCANNER_TLS_TIMEOUT
-	HeaderTimeout time.Duration // SCANNER_HEADER_TIMEOUT: request sent to headers
-	BodyTimeout   time.Duration // SCANNER_BODY_TIMEOUT: reading the page
-	MaxRedirects  int           // SCANNER_MAX_REDIRECTS (0..10)
+	// Targets and DNSServer are shared settings (ALLOW_PRIVATE_TARGETS,
+	// DNS_SERVER): the binary binds them, Register does not declare them.
+	Targets   netguard.Policy
+	DNSServer string // "" means /etc/resolv.conf
+
+	UserAgent     string
+	BodyLimit     int           // bytes of page kept
+	Timeout       time.Duration // budget of one scan, retries included
+	DialTimeout   time.Duration
+	TLSTimeout    time.Duration
+	HeaderTimeout time.Duration // request sent to headers
+	BodyTimeout   time.Duration // reading the page
+	MaxRedirects  int
 	// HTTPFallback: when https cannot connect or handshake, try plain
-	// http once (SCANNER_HTTP_FALLBACK). Ingest turns "example.com" into
-	// https://example.com, so this is how a scheme-less URL "tries https,
-	// then http".
+	// http once. Ingest turns "example.com" into https://example.com, so
+	// this is how a scheme-less URL "tries https, then http".
 	HTTPFallback bool
 	// RootCAs verifies certificates; nil means the system roots. Not
 	// from the environment: tests trust their own servers with it.
 	RootCAs *x509.CertPool
 }
 
-// DefaultConfig is the configuration with every default.
-func DefaultConfig() Config {
-	return Config{
-		BodyLimit:     fetch.DefaultBodyLimit,
-		Timeout:       20 * time.Second,
-		DialTimeout:   5 * time.Second,
-		TLSTimeout:    5 * time.Second,
-		HeaderTimeout: 10 * time.Second,
-		BodyTimeout:   10 * time.Second,
-		MaxRedirects:  fetch.DefaultMaxRedirects,
-		HTTPFallback:  true,
-	}
-}
-
-// ConfigFromEnv reads Config; bad values are recorded in r.
-func ConfigFromEnv(r *config.Reader) Config {
-	d := DefaultConfig()
-	c := Config{
-		AllowPrivate:  r.Bool("ALLOW_PRIVATE_TARGETS", false),
-		DNSServer:     r.String("DNS_SERVER", ""),
-		UserAgent:     r.String("SCANNER_USER_AGENT", fetch.DefaultUserAgent),
-		BodyLimit:     r.Int("SCANNER_BODY_LIMIT", d.BodyLimit, 1024, 64<<20),
-		Timeout:       r.Duration("SCANNER_TIMEOUT", d.Timeout),
-		DialTimeout:   r.Duration("SCANNER_DIAL_TIMEOUT", d.DialTimeout),
-		TLSTimeout:    r.Duration("SCANNER_TLS_TIMEOUT", d.TLSTimeout),
-		HeaderTimeout: r.Duration("SCANNER_HEADER_TIMEOUT", d.HeaderTimeout),
-		BodyTimeout:   r.Duration("SCANNER_BODY_TIMEOUT", d.BodyTimeout),
-		MaxRedirects:  r.Int("SCANNER_MAX_REDIRECTS", d.MaxRedirects, 0, fetch.DefaultMaxRedirects),
-		HTTPFallback:  r.Bool("SCANNER_HTTP_FALLBACK", d.HTTPFallback),
-	}
-	if c.DNSServer != "" && !hasPort(c.DNSServer) {
-		r.Fail("DNS_SERVER", "%q is not host:port", c.DNSServer)
-	}
-	return c
+// Register declares the scanner's own variables.
+func (c *Config) Register(s *config.Set) {
+	s.String(&c.UserAgent, "SCANNER_USER_AGENT", fetch.DefaultUserAgent, "User-Agent header of scans")
+	s.Int(&c.BodyLimit, "SCANNER_BODY_LIMIT", fetch.DefaultBodyLimit, 1024, 64<<20, "bytes of a page read and inspected")
+	s.Duration(&c.Timeout, "SCANNER_TIMEOUT", 20*time.Second, "budget of one scan, retries included")
+	s.Duration(&c.DialTimeout, "SCANNER_DIAL_TIMEOUT", 5*time.Second, "TCP connect")
+	s.Duration(&c.TLSTimeout, "SCANNER_TLS_TIMEOUT", 5*time.Second, "TLS handshake")
+	s.Duration(&c.HeaderTimeout, "SCANNER_HEADER_TIMEOUT", 10*time.Second, "from request sent to response headers")
+	s.Duration(&c.BodyTimeout, "SCANNER_BODY_TIMEOUT", 10*time.Second, "reading the page; on expiry the part read is kept")
+	s.Int(&c.MaxRedirects, "SCANNER_MAX_REDIRECTS", fetch.DefaultMaxRedirects, 0, fetch.DefaultMaxRedirects, "redirects followed")
+	s.Bool(&c.HTTPFallback, "SCANNER_HTTP_FALLBACK", true, "when https cannot connect or handshake, try plain http once")
 }

@@ -11,8 +11,11 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/surveyor/surveyor/pkg/config"
 	"github.com/surveyor/surveyor/pkg/fingerprint"
 	"github.com/surveyor/surveyor/pkg/job"
+	"github.com/surveyor/surveyor/pkg/netguard"
 )
 
 // fixtureTechs are fingerprints written for these tests, shaped like the
@@ -125,9 +128,9 @@ func newHarness(t testing.TB) *harness {
 		"site.test": "127.0.0.1", "www.site.test": "127.0.0.1", "other.test": "127.0.0.1",
 		"example.com": "127.0.0.1",
 	}, extra: map[string][]string{}, rebindTo: "127.0.0.1"}
-	cfg := DefaultConfig()
+	cfg := config.Defaults[Config]()
 	cfg.DNSServer = startDNS(t, d)
-	cfg.AllowPrivate = true
+	cfg.Targets = netguard.AllowPrivate
 	cfg.Timeout = 5 * time.Second
 	cfg.BodyTimeout = 2 * time.Second
 	cfg.HeaderTimeout = 2 * time.Second

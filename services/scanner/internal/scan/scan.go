@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -44,7 +43,7 @@ func New(cfg Config, engine func() *fingerprint.Engine) *Scanner {
 			HeaderTimeout: cfg.HeaderTimeout,
 			BodyTimeout:   cfg.BodyTimeout,
 			Resolver:      dns,
-			AllowPrivate:  cfg.AllowPrivate,
+			Targets:       cfg.Targets,
 			RootCAs:       cfg.RootCAs,
 		}),
 	}
@@ -232,9 +231,4 @@ func lowerHeaders(h http.Header) map[string][]string {
 		out[k] = append(out[k], v...)
 	}
 	return out
-}
-
-func hasPort(hostport string) bool {
-	_, port, err := net.SplitHostPort(hostport)
-	return err == nil && port != ""
 }

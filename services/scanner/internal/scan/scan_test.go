@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/andybalholm/brotli"
+	"github.com/surveyor/surveyor/pkg/netguard"
 	"github.com/surveyor/surveyor/pkg/worker"
 )
 
@@ -346,7 +347,7 @@ func countingListener(t *testing.T) (port string, n *atomic.Int32) {
 func TestRefusedTargets(t *testing.T) {
 	port, accepted := countingListener(t)
 	h := newHarness(t)
-	h.cfg.AllowPrivate = false
+	h.cfg.Targets = netguard.PublicOnly
 	s := h.scanner()
 	// In order: the rebinding name's first answer is the documentation
 	// address, every later one is loopback.

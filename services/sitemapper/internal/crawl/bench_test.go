@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/surveyor/surveyor/pkg/config"
 )
 
 // generatedSite serves /p/0 .. /p/n-1 after a fixed latency. Page i links to
@@ -64,7 +66,7 @@ func BenchmarkPoliteThroughput(b *testing.B) {
 	const pages = 300
 	for b.Loop() {
 		serial := crawlRate(b, site, 1, pages)
-		polite := crawlRate(b, site, DefaultPerHost, pages)
+		polite := crawlRate(b, site, config.Defaults[Config]().PerHost, pages)
 		b.ReportMetric(serial, "pages/s-serial")
 		b.ReportMetric(polite, "pages/s-per-host-4")
 		b.ReportMetric(polite/serial, "x-vs-serial")
@@ -103,7 +105,7 @@ func BenchmarkCrawlMemory(b *testing.B) {
 				}
 			}
 		}()
-		rate := crawlRate(b, site, DefaultPerHost, 10_000)
+		rate := crawlRate(b, site, config.Defaults[Config]().PerHost, 10_000)
 		close(stop)
 		<-done
 		b.ReportMetric(float64(peak.Load())/(1<<20), "peak-heap-MB")

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/surveyor/surveyor/pkg/config"
 	"github.com/surveyor/surveyor/pkg/job"
 	"github.com/surveyor/surveyor/pkg/netguard"
 )
@@ -99,8 +100,8 @@ type env struct {
 }
 
 func testConfig() Config {
-	c := DefaultConfig()
-	c.AllowPrivate = true
+	c := config.Defaults[Config]()
+	c.Targets = netguard.AllowPrivate
 	c.Timeout = 2 * time.Second
 	c.JobBudget = 20 * time.Second
 	return c
@@ -134,7 +135,7 @@ func newEnv(t testing.TB, site http.Handler, cfg Config, withTLS bool) *env {
 		pool.AddCert(e.https.Certificate())
 		tlsConf = &tls.Config{RootCAs: pool}
 	}
-	d := &netguard.Dialer{Resolver: testHosts, AllowPrivate: cfg.AllowPrivate, Timeout: time.Second}
+	d := &netguard.Dialer{Resolver: testHosts, Policy: cfg.Targets, Timeout: time.Second}
 	e.h = New(cfg, portMap{d: d, ports: ports})
 	e.h.TLSClientConfig = tlsConf
 	return e

@@ -63,30 +63,10 @@ type Handler struct {
 }
 
 // New returns a Handler. A nil d dials through netguard with the resolver
-// of cfg.DNSServer, refusing private targets unless cfg.AllowPrivate.
-// Zero fields of cfg take their defaults.
+// of cfg.DNSServer and the policy of cfg.Targets.
 func New(cfg Config, d Dialer) *Handler {
-	def := DefaultConfig()
-	if cfg.PerHost <= 0 {
-		cfg.PerHost = def.PerHost
-	}
-	if cfg.MaxDepth <= 0 {
-		cfg.MaxDepth = def.MaxDepth
-	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = def.Timeout
-	}
-	if cfg.JobBudget <= 0 {
-		cfg.JobBudget = def.JobBudget
-	}
-	if cfg.BodyLimit <= 0 {
-		cfg.BodyLimit = def.BodyLimit
-	}
-	if cfg.UserAgent == "" {
-		cfg.UserAgent = def.UserAgent
-	}
 	if d == nil {
-		d = &netguard.Dialer{Resolver: resolver.New(cfg.DNSServer), AllowPrivate: cfg.AllowPrivate, Timeout: cfg.Timeout}
+		d = &netguard.Dialer{Resolver: resolver.New(cfg.DNSServer), Policy: cfg.Targets, Timeout: cfg.Timeout}
 	}
 	return &Handler{cfg: cfg, dial: d}
 }

@@ -84,7 +84,7 @@ func TestRobotsRetrySucceeds(t *testing.T) {
 
 func TestRefusedStartFailsPermanently(t *testing.T) {
 	cfg := testConfig()
-	cfg.AllowPrivate = false
+	cfg.Targets = netguard.PublicOnly
 	e := newEnv(t, linear(3, 0), cfg, false)
 	_, _, err := e.crawl("http://example.com/p/0", 10)
 	var refused *netguard.RefusedError
@@ -271,35 +271,29 @@ func TestBadStartURL(t *testing.T) {
 	}
 }
 
-func TestConfigFromEnv(t *testing.T) {
-	r := config.FromMap(map[string]string{})
-	if c := ConfigFromEnv(r); r.Err() != nil || c != DefaultConfig() {
-		t.Fatalf("defaults: %+v, %v", c, r.Err())
+func TestConfig(t *testing.T) {
+	var c Config
+	if err := config.Load(config.Map(nil), &c); err != nil || c != config.Defaults[Config]() || c.PerHost != 4 {
+		t.Fatalf("defaults: %+v, %v", c, err)
 	}
-	r = config.FromMap(map[string]string{
-		"ALLOW_PRIVATE_TARGETS": "true", "SITEMAPPER_PER_HOST": "8", "SITEMAPPER_MAX_DEPTH": "5",
-		"SITEMAPPER_TIMEOUT": "5s", "SITEMAPPER_JOB_BUDGET": "1m", "SITEMAPPER_BODY_LIMIT": "1048576",
-		"SITEMAPPER_USER_AGENT": "X/1", "DNS_SERVER": "127.0.0.1:53",
-	})
-	c := ConfigFromEnv(r)
-	if r.Err() != nil || !c.AllowPrivate || c.PerHost != 8 || c.MaxDepth != 5 || c.Timeout != 5*time.Second ||
-		c.JobBudget != time.Minute || c.BodyLimit != 1<<20 || c.UserAgent != "X/1" || c.DNSServer != "127.0.0.1:53" {
-		t.Fatalf("got %+v, %v", c, r.Err())
+	err := config.Load(config.Map(map[string]string{
+		"SITEMAPPER_PER_HOST": "8", "SITEMAPPER_MAX_DEPTH": "5", "SITEMAPPER_TIMEOUT": "5s",
+		"SITEMAPPER_JOB_BUDGET": "1m", "SITEMAPPER_BODY_LIMIT": "1048576", "SITEMAPPER_USER_AGENT": "X/1",
+	}), &c)
+	if err != nil || c.PerHost != 8 || c.MaxDepth != 5 || c.Timeout != 5*time.Second ||
+		c.JobBudget != time.Minute || c.BodyLimit != 1<<20 || c.UserAgent != "X/1" {
+		t.Fatalf("got %+v, %v", c, err)
 	}
-	r = config.FromMap(map[string]string{
+	err = config.Load(config.Map(map[string]string{
 		"SITEMAPPER_PER_HOST": "0", "SITEMAPPER_TIMEOUT": "soon", "SITEMAPPER_BODY_LIMIT": "12",
-		"ALLOW_PRIVATE_TARGETS": "maybe",
-	})
-	ConfigFromEnv(r)
-	err := r.Err()
-	for _, name := range []string{"SITEMAPPER_PER_HOST", "SITEMAPPER_TIMEOUT", "SITEMAPPER_BODY_LIMIT", "ALLOW_PRIVATE_TARGETS"} {
+	}), &c)
+	for _, name := range []string{"SITEMAPPER_PER_HOST", "SITEMAPPER_TIMEOUT", "SITEMAPPER_BODY_LIMIT"} {
 		if err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("error %v does not name %s", err, name)
 		}
 	}
-	r = config.FromMap(map[string]string{"SITEMAPPER_TIMEOUT": "2m", "SITEMAPPER_JOB_BUDGET": "1m"})
-	ConfigFromEnv(r)
-	if err := r.Err(); err == nil || !strings.Contains(err.Error(), "SITEMAPPER_JOB_BUDGET") {
+	err = config.Load(config.Map(map[string]string{"SITEMAPPER_TIMEOUT": "2m", "SITEMAPPER_JOB_BUDGET": "1m"}), &c)
+	if err == nil || !strings.Contains(err.Error(), "SITEMAPPER_JOB_BUDGET: 1m is shorter than SITEMAPPER_TIMEOUT (2m)") {
 		t.Errorf("budget shorter than timeout accepted: %v", err)
 	}
 }
