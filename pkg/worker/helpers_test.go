@@ -66,7 +66,7 @@ func newJob(k job.Kind, attempt int) *job.Job {
 func (e *testEnv) events(t *testing.T, k job.Kind) <-chan *job.Job {
 	t.Helper()
 	ch := make(chan *job.Job, 64)
-	sub, err := e.Conn.Subscribe(EventSubject(k), func(m *nats.Msg) {
+	sub, err := e.Conn.Subscribe(bus.EventSubject(k), func(m *nats.Msg) {
 		var j job.Job
 		if err := j.UnmarshalJSON(m.Data); err != nil {
 			t.Errorf("event %s: %v", m.Data, err)

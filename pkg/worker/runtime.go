@@ -111,7 +111,7 @@ func (r *Runtime) Run(ctx context.Context) error {
 	cons, err := r.js.CreateOrUpdateConsumer(ctx, bus.JobsStream, jetstream.ConsumerConfig{
 		Durable:       bus.ConsumerName(k),
 		Description:   "shared by every " + string(k) + " worker",
-		FilterSubject: job.JobSubject(k),
+		FilterSubject: bus.JobSubject(k),
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		DeliverPolicy: jetstream.DeliverAllPolicy,
 		AckWait:       r.cfg.AckWait,

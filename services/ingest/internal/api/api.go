@@ -207,7 +207,10 @@ func (a *API) launch(ctx *fasthttp.RequestCtx, e validate.Endpoint) {
 func jobGetter(k job.Kind) func(a *API, ctx *fasthttp.RequestCtx, id string) {
 	return func(a *API, ctx *fasthttp.RequestCtx, id string) {
 		if j := a.lookup(ctx, k, id); j != nil {
-			writeJSON(ctx, j)
+			// The document's own encoder: json.Marshal would check and
+			// compact its output, result included, once more.
+			ctx.SetContentType("application/json")
+			ctx.Response.SetBodyRaw(j.AppendJSON(nil))
 		}
 	}
 }
