@@ -15,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/valyala/fasthttp"
-
 	"github.com/surveyor/surveyor/pkg/bus"
 	"github.com/surveyor/surveyor/pkg/bus/bustest"
 	"github.com/surveyor/surveyor/pkg/job"
@@ -77,7 +75,7 @@ func startWith(t *testing.T, cfg bus.Config, withWorkers bool, set func(*api.API
 	if set != nil {
 		set(a)
 	}
-	srv := &fasthttp.Server{Handler: a.Handler, ErrorHandler: api.ErrorHandler, MaxRequestBodySize: api.MaxBody}
+	srv := a.Server()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
