@@ -134,6 +134,29 @@ func TestSilentServer(t *testing.T) {
 	}
 }
 
+// TestDeadServerTTL: a server that never greets is skipped by other checks
+// for DeadTTL, then tried again.
+func TestDeadServerTTL(t *testing.T) {
+	l := newLab(t, 2)
+	tarpit := testservers.ServeSilent(t, l.lns[0])
+	testservers.ServeSMTP(t, l.lns[1], testservers.SMTPConfig{})
+	p := l.prober(t, func(o *Options) { o.BannerTimeout, o.DeadTTL = 100*time.Millisecond, 300*time.Millisecond })
+	hosts := []string{"mx0.lab.test", "mx1.lab.test"}
+	for i := range 3 {
+		if out := p.Check(context.Background(), hosts, fmt.Sprintf("a%d@lab.test", i), false); !out.Checked || out.Host != "mx1.lab.test" {
+			t.Fatalf("check %d: %+v", i, out)
+		}
+	}
+	if n := tarpit.Load(); n != 1 {
+		t.Fatalf("3 checks connected to the tarpit %d times, want 1", n)
+	}
+	time.Sleep(400 * time.Millisecond)
+	p.Check(context.Background(), hosts, "b@lab.test", false)
+	if n := tarpit.Load(); n != 2 {
+		t.Errorf("after DeadTTL the tarpit was connected to %d times in all, want 2", n)
+	}
+}
+
 func TestStartTLS(t *testing.T) {
 	l := newLab(t, 1)
 	cfg, pool := testservers.SelfSignedTLS(t, "mx0.lab.test")

@@ -190,16 +190,19 @@ func ServeSMTP(t testing.TB, ln net.Listener, cfg SMTPConfig) *SMTP {
 }
 
 // ServeSilent accepts connections on ln and never says a word, like a
-// server that hangs before its greeting.
-func ServeSilent(t testing.TB, ln net.Listener) {
+// server that hangs before its greeting (a tarpit). It returns the count of
+// connections accepted.
+func ServeSilent(t testing.TB, ln net.Listener) *atomic.Int64 {
 	var mu sync.Mutex
 	var conns []net.Conn
+	var n atomic.Int64
 	go func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
+			n.Add(1)
 			mu.Lock()
 			conns = append(conns, c)
 			mu.Unlock()
@@ -213,6 +216,7 @@ func ServeSilent(t testing.TB, ln net.Listener) {
 			c.Close()
 		}
 	})
+	return &n
 }
 
 type session struct {

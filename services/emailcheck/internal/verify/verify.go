@@ -118,7 +118,7 @@ func (h *Handler) Verify(ctx context.Context, addr string, force bool) job.Email
 
 // verify does the network part for a syntactically valid address.
 func (h *Handler) verify(ctx context.Context, r job.EmailResult) job.EmailResult {
-	ctx, cancel := context.WithTimeout(ctx, h.cfg.Timeout)
+	ctx, cancel := context.WithTimeout(smtpprobe.ForJob(ctx), h.cfg.Timeout)
 	defer cancel()
 
 	mx := mxlookup.Lookup(ctx, h.res, r.Syntax.Domain)

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,11 +25,12 @@ import (
 
 // world is a DNS zone and the mail servers it points at.
 type world struct {
-	dns   *testservers.DNS
-	port  int
-	ok    *testservers.SMTP // mailbox server with a few users
-	catch *testservers.SMTP // accepts everyone
-	lists string            // EMAILCHECK_LISTS_DIR
+	dns    *testservers.DNS
+	port   int
+	ok     *testservers.SMTP // mailbox server with a few users
+	catch  *testservers.SMTP // accepts everyone
+	tarpit *atomic.Int64     // connections to the server that never greets
+	lists  string            // EMAILCHECK_LISTS_DIR
 }
 
 // Mail hosts, one loopback address each.
@@ -78,7 +80,7 @@ func newWorld(t *testing.T) *world {
 	w.ok = testservers.ServeSMTP(t, lns[ipOK], testservers.SMTPConfig{Rcpt: mailboxes(&grey), SMTPUTF8: true})
 	w.catch = testservers.ServeSMTP(t, lns[ipCatchAll], testservers.SMTPConfig{})
 	lns[ipClosed].Close()
-	testservers.ServeSilent(t, lns[ipSilent])
+	w.tarpit = testservers.ServeSilent(t, lns[ipSilent])
 	tlsCfg, _ := testservers.SelfSignedTLS(t, "mx.tls.test")
 	testservers.ServeSMTP(t, lns[ipTLS], testservers.SMTPConfig{Rcpt: mailboxes(&grey), TLS: tlsCfg})
 	testservers.ServeSMTP(t, lns[ipNoSender], testservers.SMTPConfig{Mail: func(string) error {
@@ -96,6 +98,8 @@ func newWorld(t *testing.T) *world {
 		"mx.refused.test. 60 IN A "+ip(ipClosed),
 		"silent.test. 60 IN MX 10 mx.silent.test.",
 		"mx.silent.test. 60 IN A "+ip(ipSilent),
+		"tarpit.test. 60 IN MX 10 mx.silent.test.",
+		"tarpit.test. 60 IN MX 20 mx.ok.test.",
 		"twomx.test. 60 IN MX 10 mx.refused.test.",
 		"twomx.test. 60 IN MX 20 mx.ok.test.",
 		"tls.test. 60 IN MX 10 mx.tls.test.",
@@ -353,6 +357,50 @@ func TestHandle(t *testing.T) {
 	}
 	if _, err := h.Handle(context.Background(), &job.Job{Kind: job.Scan, URL: "https://x.test"}, nil); err == nil {
 		t.Error("a scan job was accepted")
+	}
+}
+
+// TestDeadServerWaitedOnce: the primary MX is a tarpit, the backup
+// answers. The catch-all probe that follows the address's own check skips
+// the tarpit (the job remembers it), and so does the next validation (the
+// prober remembers it for a while): one banner timeout in all.
+func TestDeadServerWaitedOnce(t *testing.T) {
+	w := newWorld(t)
+	const banner = time.Second
+	h := w.handler(t, map[string]string{"EMAILCHECK_BANNER_TIMEOUT": banner.String()})
+	start := time.Now()
+	r := h.Verify(context.Background(), "alice@tarpit.test", false)
+	took := time.Since(start)
+	if r.Reachable != job.ReachableSafe || r.SMTP.MXHost != "mx.ok.test" || r.SMTP.CatchAll {
+		t.Fatalf("got %s %+v", r.Reachable, r.SMTP)
+	}
+	if n := w.tarpit.Load(); n != 1 {
+		t.Errorf("the tarpit was connected to %d times, want 1", n)
+	}
+	if w.ok.Rcpts.Load() != 2 {
+		t.Errorf("backup saw %d RCPT TO, want the address and the catch-all probe", w.ok.Rcpts.Load())
+	}
+	// Waiting twice takes at least 2 banner timeouts; once, one plus the
+	// backup's few loopback round trips.
+	if took < banner || took >= 2*banner {
+		t.Errorf("validation took %v, want one banner timeout (%v) plus the backup's time", took, banner)
+	}
+
+	start = time.Now()
+	var wg sync.WaitGroup
+	for _, a := range []string{"info@tarpit.test", "bob@tarpit.test"} {
+		wg.Go(func() {
+			if r := h.Verify(context.Background(), a, false); r.SMTP.MXHost != "mx.ok.test" || !r.SMTP.Checked {
+				t.Errorf("%s: %+v", a, r.SMTP)
+			}
+		})
+	}
+	wg.Wait()
+	if n := w.tarpit.Load(); n != 1 {
+		t.Errorf("later validations connected to the tarpit again (%d connections)", n)
+	}
+	if took := time.Since(start); took >= banner {
+		t.Errorf("later validations took %v, waiting on the tarpit again", took)
 	}
 }
 
