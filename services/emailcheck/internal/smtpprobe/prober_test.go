@@ -157,6 +157,47 @@ func TestDeadServerTTL(t *testing.T) {
 	}
 }
 
+// TestGoodbye: pooled sessions end with QUIT both when they sit idle past
+// IdleTimeout and when the prober closes (the worker's shutdown).
+func TestGoodbye(t *testing.T) {
+	l := newLab(t, 1)
+	srv := testservers.ServeSMTP(t, l.lns[0], testservers.SMTPConfig{Rcpt: rejectUnknown})
+	burst := func(p *Prober) {
+		var wg sync.WaitGroup
+		for i := range 20 {
+			wg.Go(func() {
+				if out := p.Check(context.Background(), []string{"mx0.lab.test"}, fmt.Sprintf("g%d@lab.test", i), false); !out.Checked {
+					t.Errorf("check: %v", out.Err)
+				}
+			})
+		}
+		wg.Wait()
+		if srv.Open() == 0 {
+			t.Fatal("no pooled session left open after the burst")
+		}
+	}
+	closed := func(what string) {
+		deadline := time.Now().Add(5 * time.Second)
+		for srv.Open() > 0 && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if n := srv.Open(); n > 0 {
+			t.Fatalf("%s: %d connections still open", what, n)
+		}
+		if n := srv.NoQuit.Load(); n != 0 {
+			t.Errorf("%s: %d of %d connections closed without QUIT", what, n, srv.Conns.Load())
+		}
+	}
+
+	burst(l.prober(t, func(o *Options) { o.IdleTimeout = 200 * time.Millisecond }))
+	closed("idle past IdleTimeout")
+
+	p := l.prober(t, func(o *Options) { o.IdleTimeout = time.Hour })
+	burst(p)
+	p.Close()
+	closed("shutdown")
+}
+
 func TestStartTLS(t *testing.T) {
 	l := newLab(t, 1)
 	cfg, pool := testservers.SelfSignedTLS(t, "mx0.lab.test")

@@ -160,16 +160,22 @@ type SMTPConfig struct {
 
 // SMTP is a running test mail server with counters the tests check.
 type SMTP struct {
-	Rcpts   atomic.Int64 // RCPT TO commands seen
-	Mails   atomic.Int64 // MAIL FROM commands seen
-	Datas   atomic.Int64 // DATA commands: must stay 0
-	Conns   atomic.Int64 // connections accepted
+	Rcpts atomic.Int64 // RCPT TO commands seen
+	Mails atomic.Int64 // MAIL FROM commands seen
+	Datas atomic.Int64 // DATA commands: must stay 0
+	Conns atomic.Int64 // connections accepted
+	// NoQuit counts connections that ended without the client's QUIT. It
+	// reads the plain text, so it means something only without TLS.
+	NoQuit  atomic.Int64
 	open    atomic.Int64
 	maxOpen atomic.Int64
 }
 
 // MaxOpen is the largest number of connections that were open at once.
 func (s *SMTP) MaxOpen() int64 { return s.maxOpen.Load() }
+
+// Open is the number of connections open now.
+func (s *SMTP) Open() int64 { return s.open.Load() }
 
 // ServeSMTP serves ln as a mail server until the test ends.
 func ServeSMTP(t testing.TB, ln net.Listener, cfg SMTPConfig) *SMTP {
@@ -278,13 +284,14 @@ func (l *countingListener) Accept() (net.Conn, error) {
 }
 
 // slowConn waits latency before the first write after each read (one
-// reply, however many lines), and counts itself closed on Close or when
-// the client hangs up.
+// reply, however many lines), notes the client's QUIT, and counts itself
+// closed on Close or when the client hangs up.
 type slowConn struct {
 	net.Conn
 	s        *SMTP
 	latency  time.Duration
 	replyDue bool
+	quit     atomic.Bool
 	once     sync.Once
 }
 
@@ -292,6 +299,10 @@ func (c *slowConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
 	if n > 0 {
 		c.replyDue = true
+		// Commands arrive one per read: the client waits for each reply.
+		if strings.EqualFold(strings.TrimRight(string(b[:n]), "\r\n"), "QUIT") {
+			c.quit.Store(true)
+		}
 	}
 	if err != nil {
 		c.gone()
@@ -312,7 +323,14 @@ func (c *slowConn) Close() error {
 	return c.Conn.Close()
 }
 
-func (c *slowConn) gone() { c.once.Do(func() { c.s.open.Add(-1) }) }
+func (c *slowConn) gone() {
+	c.once.Do(func() {
+		if !c.quit.Load() {
+			c.s.NoQuit.Add(1)
+		}
+		c.s.open.Add(-1)
+	})
+}
 
 // SelfSignedTLS returns a server TLS config with a fresh self-signed
 // certificate for host, and a pool that trusts it.
