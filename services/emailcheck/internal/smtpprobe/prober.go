@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -49,6 +50,11 @@ type Options struct {
 	RcptPerTx    int // RCPT TO per transaction before RSET (50)
 	RcptPerConn  int // RCPT TO per connection before QUIT (200)
 	RejectsLimit int // refused RCPT TO per connection before QUIT (8)
+
+	// Proxy, when set, is the SOCKS5 proxy every connection goes through
+	// (see ParseProxy). Targets still decides which addresses it is asked
+	// to connect to.
+	Proxy *url.URL
 
 	// Resolver finds the MX hosts' addresses.
 	Resolver netguard.Resolver
@@ -98,7 +104,7 @@ var ErrNoSMTPUTF8 = errors.New("the server does not offer SMTPUTF8, which this a
 // Prober runs checks over pooled sessions. It is safe for concurrent use.
 type Prober struct {
 	o      Options
-	dialer *netguard.Dialer
+	dialer *dialer
 
 	mu      sync.Mutex
 	servers map[netip.AddrPort]*server
@@ -166,21 +172,25 @@ type session struct {
 }
 
 // New returns a Prober. Close it to hang up its idle sessions.
-func New(o Options) *Prober {
+func New(o Options) (*Prober, error) {
 	o.defaults()
 	if o.Resolver == nil {
 		o.Resolver = resolver.New("")
 	}
+	d, err := newDialer(o)
+	if err != nil {
+		return nil, err
+	}
 	p := &Prober{
 		o:       o,
-		dialer:  &netguard.Dialer{Resolver: o.Resolver, Policy: o.Targets, Timeout: o.ConnectTimeout},
+		dialer:  d,
 		servers: map[netip.AddrPort]*server{},
 		stop:    make(chan struct{}),
 		dead:    map[netip.AddrPort]deadServer{},
 	}
 	p.swept.Add(1)
 	go p.sweepLoop()
-	return p
+	return p, nil
 }
 
 // Close quits idle sessions and stops the sweeper. Sessions in use are
@@ -297,7 +307,7 @@ func (p *Prober) checkServer(ctx context.Context, host string, ap netip.AddrPort
 
 // open connects, reads the greeting, says EHLO and starts TLS if offered.
 func (p *Prober) open(ctx context.Context, host string, ap netip.AddrPort, srv *server) (*session, error) {
-	conn, err := p.dialer.DialContext(ctx, "tcp", ap.String())
+	conn, err := p.dialer.dial(ctx, host, ap)
 	if err != nil {
 		p.noteDead(ctx, ap, err)
 		return nil, err
@@ -487,10 +497,12 @@ func ForJob(ctx context.Context) context.Context {
 
 // noteDead remembers ap when err says it timed out or refused the
 // connection. Our own deadline or cancellation says nothing about ap, nor
-// does a target the policy refused.
+// does a target the policy refused or a proxy that is down.
 func (p *Prober) noteDead(ctx context.Context, ap netip.AddrPort, err error) {
 	var ne net.Error
-	if ctx.Err() != nil || !errors.Is(err, syscall.ECONNREFUSED) && !(errors.As(err, &ne) && ne.Timeout()) {
+	var pe *ProxyError
+	if ctx.Err() != nil || errors.As(err, &pe) ||
+		!errors.Is(err, syscall.ECONNREFUSED) && !(errors.As(err, &ne) && ne.Timeout()) {
 		return
 	}
 	if j, ok := ctx.Value(jobKey{}).(*jobDead); ok {

@@ -46,7 +46,10 @@ func (l *lab) prober(t *testing.T, edit func(*Options)) *Prober {
 	if edit != nil {
 		edit(&o)
 	}
-	p := New(o)
+	p, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(p.Close)
 	return p
 }

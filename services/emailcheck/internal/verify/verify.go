@@ -55,16 +55,20 @@ func NewHandler(cfg Config) (*Handler, error) {
 	}
 	res := resolver.New(cfg.DNSServer)
 	helo, from := cfg.identity()
+	prober, err := smtpprobe.New(smtpprobe.Options{
+		Port: cfg.SMTPPort, HELO: helo, From: from, Targets: cfg.Targets, Proxy: cfg.Proxy,
+		ConnectTimeout: cfg.ConnectTimeout, BannerTimeout: cfg.BannerTimeout,
+		CommandTimeout: cfg.CommandTimeout, IdleTimeout: cfg.IdleTimeout,
+		PerServer: cfg.PerServer, Resolver: res,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("SMTP_PROXY: %w", err)
+	}
 	return &Handler{
-		cfg:   cfg,
-		res:   res,
-		lists: lists,
-		prober: smtpprobe.New(smtpprobe.Options{
-			Port: cfg.SMTPPort, HELO: helo, From: from, Targets: cfg.Targets,
-			ConnectTimeout: cfg.ConnectTimeout, BannerTimeout: cfg.BannerTimeout,
-			CommandTimeout: cfg.CommandTimeout, IdleTimeout: cfg.IdleTimeout,
-			PerServer: cfg.PerServer, Resolver: res,
-		}),
+		cfg:      cfg,
+		res:      res,
+		lists:    lists,
+		prober:   prober,
 		results:  ttlcache.New[string, job.EmailResult](maxCachedAddresses),
 		catchAll: ttlcache.New[string, bool](maxCachedDomains),
 	}, nil
