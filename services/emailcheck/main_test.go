@@ -27,6 +27,7 @@ func TestSettings(t *testing.T) {
 	bad := map[string]string{
 		"ALLOW_PRIVATE_TARGETS": "maybe", "DNS_SERVER": "dns", "CACHE_TTL": "forever",
 		"EMAILCHECK_CONCURRENCY": "10001", "SMTP_HELO": "bad host", "SMTP_PORT": "0",
+		"SMTP_PROXY": "http://proxy.example:3128",
 	}
 	_, _, err = emailcheck(&settings{}, new(*verify.Handler)).Load(config.Map(bad))
 	for name := range bad {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -404,6 +405,54 @@ func TestDeadServerWaitedOnce(t *testing.T) {
 	}
 }
 
+// TestProxy: with SMTP_PROXY every SMTP connection goes through a real
+// SOCKS5 server on loopback, which is given checked IP literals only; a
+// refused target never reaches it; a proxy that is down or refuses us
+// gives "unknown" with the reason.
+func TestProxy(t *testing.T) {
+	w := newWorld(t)
+	sp := testservers.StartSOCKS5(t, "probe", "s3cret")
+	h := w.handler(t, map[string]string{"SMTP_PROXY": "socks5://probe:s3cret@" + sp.Addr})
+	for addr, want := range map[string]job.Reachable{"alice@ok.test": job.ReachableSafe, "bob@ok.test": job.ReachableInvalid} {
+		if r := h.Verify(context.Background(), addr, false); r.Reachable != want {
+			t.Errorf("%s through the proxy: %s %+v, want %s", addr, r.Reachable, r.SMTP, want)
+		}
+	}
+	targets := sp.Targets()
+	if len(targets) == 0 || int64(len(targets)) != w.ok.Conns.Load() || sp.Conns.Load() != w.ok.Conns.Load() {
+		t.Errorf("proxy: %d clients, asked for %v; the mail server had %d connections", sp.Conns.Load(), targets, w.ok.Conns.Load())
+	}
+	for _, a := range targets {
+		if ap, err := netip.ParseAddrPort(a); err != nil || int(ap.Port()) != w.port {
+			t.Errorf("the proxy was asked for %q, not a checked IP address and SMTP_PORT", a)
+		}
+	}
+
+	// The guard runs before the proxy is asked: a loopback proxy is fine,
+	// a loopback mail server is not when private targets are off.
+	guarded := testservers.StartSOCKS5(t, "", "")
+	cfg := w.config(t, map[string]string{"SMTP_PROXY": "socks5://" + guarded.Addr})
+	cfg.Targets = netguard.Policy{}
+	if r := w.handlerOf(t, cfg).Verify(context.Background(), "alice@ok.test", false); r.Reachable != job.ReachableUnknown ||
+		!strings.Contains(r.SMTP.Error, "refused target") || guarded.Conns.Load() != 0 {
+		t.Errorf("private target through the proxy: %s %q, proxy clients %d", r.Reachable, r.SMTP.Error, guarded.Conns.Load())
+	}
+
+	down := testservers.StartSOCKS5(t, "", "")
+	down.Stop()
+	wrong := testservers.StartSOCKS5(t, "probe", "other")
+	for name, url := range map[string]string{"down": "socks5://" + down.Addr, "wrong password": "socks5://probe:s3cret@" + wrong.Addr} {
+		before := w.ok.Conns.Load()
+		r := w.handler(t, map[string]string{"SMTP_PROXY": url}).Verify(context.Background(), "alice@ok.test", false)
+		if r.Reachable != job.ReachableUnknown || r.SMTP.Error == "" || w.ok.Conns.Load() != before {
+			t.Errorf("proxy %s: %s %q", name, r.Reachable, r.SMTP.Error)
+		}
+		if name == "down" && !strings.Contains(r.SMTP.Error, "SMTP proxy") {
+			t.Errorf("proxy down: reason %q does not name the proxy", r.SMTP.Error)
+		}
+	}
+}
+
 func TestConfig(t *testing.T) {
 	var c Config
 	if err := config.Load(config.Map(nil), &c); err != nil {
@@ -426,11 +475,12 @@ func TestConfig(t *testing.T) {
 		"EMAILCHECK_PER_SERVER": "0",
 		"EMAILCHECK_TIMEOUT":    "forever",
 		"EMAILCHECK_LISTS_DIR":  "/nonexistent/lists",
+		"SMTP_PROXY":            "socks5h://proxy.example:1080",
 	}), &c)
 	if err == nil {
 		t.Fatal("bad values accepted")
 	}
-	for _, name := range []string{"SMTP_PORT", "SMTP_FROM", "SMTP_HELO", "EMAILCHECK_PER_SERVER", "EMAILCHECK_TIMEOUT", "EMAILCHECK_LISTS_DIR"} {
+	for _, name := range []string{"SMTP_PORT", "SMTP_FROM", "SMTP_HELO", "EMAILCHECK_PER_SERVER", "EMAILCHECK_TIMEOUT", "EMAILCHECK_LISTS_DIR", "SMTP_PROXY"} {
 		if !strings.Contains(err.Error(), name) {
 			t.Errorf("error does not name %s: %v", name, err)
 		}
