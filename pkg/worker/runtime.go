@@ -100,7 +100,7 @@ func New(js jetstream.JetStream, store *jobstore.Store, cfg Config, h Handler) *
 		measure(cfg.MaxDeliver),
 		recoverPanics(log),
 	)
-	registerPending(cfg.Kind, r.Pending)
+	registerMetrics(cfg.Kind, r.Pending)
 	return r
 }
 

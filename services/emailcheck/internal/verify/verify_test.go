@@ -29,6 +29,7 @@ type world struct {
 	dns    *testservers.DNS
 	port   int
 	ok     *testservers.SMTP // mailbox server with a few users
+	okIP   string            // its loopback address
 	catch  *testservers.SMTP // accepts everyone
 	tarpit *atomic.Int64     // connections to the server that never greets
 	lists  string            // EMAILCHECK_LISTS_DIR
@@ -79,6 +80,7 @@ func newWorld(t *testing.T) *world {
 	ip := func(i int) string { return testservers.IP(lns[i]) }
 	var grey sync.Map
 	w.ok = testservers.ServeSMTP(t, lns[ipOK], testservers.SMTPConfig{Rcpt: mailboxes(&grey), SMTPUTF8: true})
+	w.okIP = ip(ipOK)
 	w.catch = testservers.ServeSMTP(t, lns[ipCatchAll], testservers.SMTPConfig{})
 	lns[ipClosed].Close()
 	w.tarpit = testservers.ServeSilent(t, lns[ipSilent])
@@ -249,6 +251,29 @@ func TestPrivateTargetsRefused(t *testing.T) {
 	}
 	if w.ok.Conns.Load() != 0 {
 		t.Error("connected to a loopback mail server")
+	}
+}
+
+// With ALLOW_PRIVATE_TARGETS a list holding only the mailbox server's
+// loopback address, that server is probed and the catch-all server, on
+// another loopback address, is refused without a connection.
+func TestTargetsListProbesOnlyListedRanges(t *testing.T) {
+	w := newWorld(t)
+	cfg := w.config(t, nil)
+	var err error
+	if cfg.Targets, err = netguard.ParsePolicy(w.okIP + "/32"); err != nil {
+		t.Fatal(err)
+	}
+	h := w.handlerOf(t, cfg)
+	if r := h.Verify(context.Background(), "alice@ok.test", false); r.Reachable != job.ReachableSafe || !r.SMTP.Deliverable {
+		t.Errorf("listed server: %+v", r)
+	}
+	r := h.Verify(context.Background(), "alice@catchall.test", false)
+	if r.Reachable != job.ReachableUnknown || r.SMTP.CanConnect || !strings.Contains(r.SMTP.Error, "not a public address") {
+		t.Errorf("unlisted server: %+v", r)
+	}
+	if w.ok.Conns.Load() == 0 || w.catch.Conns.Load() != 0 {
+		t.Errorf("connections: listed server %d (want some), unlisted %d (want 0)", w.ok.Conns.Load(), w.catch.Conns.Load())
 	}
 }
 
@@ -432,7 +457,7 @@ func TestProxy(t *testing.T) {
 	// a loopback mail server is not when private targets are off.
 	guarded := testservers.StartSOCKS5(t, "", "")
 	cfg := w.config(t, map[string]string{"SMTP_PROXY": "socks5://" + guarded.Addr})
-	cfg.Targets = netguard.Policy{}
+	cfg.Targets = netguard.PublicOnly
 	if r := w.handlerOf(t, cfg).Verify(context.Background(), "alice@ok.test", false); r.Reachable != job.ReachableUnknown ||
 		!strings.Contains(r.SMTP.Error, "refused target") || guarded.Conns.Load() != 0 {
 		t.Errorf("private target through the proxy: %s %q, proxy clients %d", r.Reachable, r.SMTP.Error, guarded.Conns.Load())

@@ -56,8 +56,9 @@ func start(t *testing.T, withWorkers bool) *system {
 	return startWith(t, bus.Config{}, withWorkers, nil)
 }
 
-// startWith lets a test set the stream limits and a rate limiter.
-func startWith(t *testing.T, cfg bus.Config, withWorkers bool, limit func(*fasthttp.RequestCtx) bool) *system {
+// startWith lets a test set the stream limits and, through set, the
+// API's own settings (rate limiter, target policy).
+func startWith(t *testing.T, cfg bus.Config, withWorkers bool, set func(*api.API)) *system {
 	env := bustest.Start(t, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -72,7 +73,10 @@ func startWith(t *testing.T, cfg bus.Config, withWorkers bool, limit func(*fasth
 			return fmt.Errorf("nats down")
 		}
 		return nil
-	}, Limit: limit}
+	}}
+	if set != nil {
+		set(a)
+	}
 	srv := &fasthttp.Server{Handler: a.Handler, ErrorHandler: api.ErrorHandler, MaxRequestBodySize: api.MaxBody}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
