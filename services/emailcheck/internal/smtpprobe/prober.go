@@ -256,6 +256,13 @@ func (p *Prober) checkServer(ctx context.Context, host string, ap netip.AddrPort
 		return out, false
 	}
 	defer func() { p.release(srv, s) }()
+	if s == nil {
+		// While we waited for the slot, its holder may have found ap dead.
+		if err := p.deadErr(ctx, ap); err != nil {
+			out.Err = err
+			return out, true
+		}
+	}
 
 	for attempt := 0; attempt < 2; attempt++ {
 		reused := s != nil

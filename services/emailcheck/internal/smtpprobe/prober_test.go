@@ -201,6 +201,28 @@ func TestGoodbye(t *testing.T) {
 	closed("shutdown")
 }
 
+// TestDeadServerConcurrent: checks that queue for the tarpit's only
+// connection slot do not connect to it again once its holder timed out.
+func TestDeadServerConcurrent(t *testing.T) {
+	l := newLab(t, 2)
+	tarpit := testservers.ServeSilent(t, l.lns[0])
+	testservers.ServeSMTP(t, l.lns[1], testservers.SMTPConfig{})
+	p := l.prober(t, func(o *Options) { o.BannerTimeout, o.PerServer = 200*time.Millisecond, 1 })
+	var wg sync.WaitGroup
+	for i := range 5 {
+		wg.Go(func() {
+			out := p.Check(context.Background(), []string{"mx0.lab.test", "mx1.lab.test"}, fmt.Sprintf("a%d@lab.test", i), false)
+			if !out.Checked || out.Host != "mx1.lab.test" {
+				t.Errorf("check %d: %+v", i, out)
+			}
+		})
+	}
+	wg.Wait()
+	if n := tarpit.Load(); n != 1 {
+		t.Errorf("5 concurrent checks connected to the tarpit %d times, want 1", n)
+	}
+}
+
 func TestStartTLS(t *testing.T) {
 	l := newLab(t, 1)
 	cfg, pool := testservers.SelfSignedTLS(t, "mx0.lab.test")
