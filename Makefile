@@ -7,7 +7,7 @@ GO       ?= go
 SERVICES := ingest scanner sitemapper emailcheck
 BINARIES := $(addprefix bin/,$(SERVICES))
 
-.PHONY: all build run test test-unit test-deploy test-faults lint-openapi bench vet fmt clean
+.PHONY: all build run test test-unit test-deploy test-faults lint-openapi bench vet fmt clean fingerprints
 
 all: build
 
@@ -25,6 +25,13 @@ FORCE:
 ## run: build, then start NATS (embedded in ingest), the API and every worker.
 run: build
 	@scripts/run.sh
+
+## fingerprints: install the community Wappalyzer database into FINGERPRINTS_DIR
+## (data/fingerprints unless set); FINGERPRINTS_REVISION, _URL, _SHA256 and
+## _TIMEOUT are read from the environment too.
+FINGERPRINTS_DIR ?= data/fingerprints
+fingerprints:
+	FINGERPRINTS_DIR=$(FINGERPRINTS_DIR) $(GO) run ./cmd/fingerprints
 
 ## test: vet, OpenAPI lint, unit and integration tests, deploy manifests, fault tests.
 test: vet lint-openapi test-unit test-deploy test-faults

@@ -1,6 +1,10 @@
-// Package bus connects Surveyor's processes to NATS JetStream and declares
-// the streams and buckets they meet through. Every process runs Setup at
-// start; it is idempotent, so replicas and restarts converge on one layout.
+// Package bus owns Surveyor's wire: it connects processes to NATS
+// JetStream, declares the streams and buckets they meet through, names
+// every subject (subjects.go), stores batches of messages with one
+// acknowledgement (batch.go), reads a stream by sequence (direct.go) and
+// carries ingest's accept announcements (accepted.go). Every process runs
+// Setup at start; it is idempotent, so replicas and restarts converge on
+// one layout.
 package bus
 
 import (
@@ -28,9 +32,6 @@ const (
 	StatusStream = "KV_" + StatusBucket
 	// TechnologiesBucket holds the custom fingerprints of /technologies.
 	TechnologiesBucket = "TECHNOLOGIES"
-	// WorkersSubject is where workers announce themselves (core NATS, not
-	// persisted); ingest sums the announced concurrency for its estimates.
-	WorkersSubject = "surveyor.workers"
 )
 
 // MaxPayload is the largest message Surveyor publishes: a 10,000-page
@@ -70,7 +71,7 @@ func Setup(ctx context.Context, js jetstream.JetStream, cfg Config) error {
 	}
 	subjects := make([]string, 0, len(job.Kinds))
 	for _, k := range job.Kinds {
-		subjects = append(subjects, job.JobSubject(k))
+		subjects = append(subjects, JobSubject(k))
 	}
 	streams := []jetstream.StreamConfig{{
 		Name:        JobsStream,
@@ -95,7 +96,7 @@ func Setup(ctx context.Context, js jetstream.JetStream, cfg Config) error {
 	}, {
 		Name:        ResultsStream,
 		Description: "final job documents; subscribe to results.>",
-		Subjects:    []string{"results.>"},
+		Subjects:    []string{AllResultsSubject},
 		Retention:   jetstream.LimitsPolicy,
 		MaxAge:      cfg.ResultTTL,
 		MaxMsgSize:  MaxPayload,
@@ -106,7 +107,7 @@ func Setup(ctx context.Context, js jetstream.JetStream, cfg Config) error {
 	}, {
 		Name:        DeadLetterStream,
 		Description: "jobs that failed every delivery, with their last error",
-		Subjects:    []string{"deadletter.>"},
+		Subjects:    []string{AllDeadLettersSubject},
 		Retention:   jetstream.LimitsPolicy,
 		MaxAge:      cfg.ResultTTL,
 		MaxMsgSize:  MaxPayload,

@@ -160,12 +160,3 @@ func (j *Job) Target() string {
 	}
 	return j.URL
 }
-
-// JobSubject is the JOBS stream subject of a kind.
-func JobSubject(k Kind) string { return "jobs." + string(k) }
-
-// ResultSubject is the RESULTS stream subject of one job.
-func ResultSubject(k Kind, id string) string { return "results." + string(k) + "." + id }
-
-// DeadLetterSubject is the DEADLETTER stream subject of a kind.
-func DeadLetterSubject(k Kind) string { return "deadletter." + string(k) }

@@ -140,3 +140,26 @@ func TestPlainHostNeedsNoProfile(t *testing.T) {
 		}
 	}
 }
+
+// A list of ranges lets in the IP literals it holds, and localhost only
+// when it holds 127.0.0.1.
+func TestParseTargetRangeList(t *testing.T) {
+	targets, err := netguard.ParsePolicy("127.0.0.2/32,fd00:1::/48")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for in, ok := range map[string]bool{
+		"http://127.0.0.2:8080/":     true,
+		"http://[::ffff:127.0.0.2]/": true,
+		"http://[fd00:1:0:1::9]/":    true,
+		"http://127.0.0.1:8080/":     false,
+		"http://[fd00:2::9]/":        false,
+		"http://localhost/":          false,
+		"http://93.184.215.14/":      true,
+		"http://intranet.example/":   true, // names are checked when dialed
+	} {
+		if _, err := ParseTarget(in, targets); (err == nil) != ok {
+			t.Errorf("ParseTarget(%q): %v, want allowed %v", in, err, ok)
+		}
+	}
+}

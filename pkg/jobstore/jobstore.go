@@ -1,8 +1,8 @@
 // Package jobstore keeps where each job is once a worker has taken it: its
 // current document in the JOB_STATUS bucket (small: no result) and its
 // final document, result included, once in the RESULTS stream. Workers
-// write it; ingest reads it. A job still waiting in JOBS has neither: ingest
-// answers for it from memory.
+// write it; ingest reads it. A job still waiting in JOBS has neither:
+// ingest answers for it from memory.
 package jobstore
 
 import (
@@ -20,10 +20,12 @@ import (
 // ErrNotFound means no job has that id (or it expired).
 var ErrNotFound = errors.New("job not found")
 
-// Store reads and writes job documents.
+// Store reads and writes job documents. Each read is one request to the
+// server: the handles on the bucket and on RESULTS are looked up once.
 type Store struct {
-	js jetstream.JetStream
-	kv jetstream.KeyValue
+	js      jetstream.JetStream
+	kv      jetstream.KeyValue
+	results jetstream.Stream
 }
 
 // Open binds to the bucket and stream that bus.Setup declared.
@@ -32,13 +34,18 @@ func Open(ctx context.Context, js jetstream.JetStream) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("status bucket: %w", err)
 	}
-	return &Store{js: js, kv: kv}, nil
+	results, err := js.Stream(ctx, bus.ResultsStream)
+	if err != nil {
+		return nil, fmt.Errorf("results stream: %w", err)
+	}
+	return &Store{js: js, kv: kv, results: results}, nil
 }
 
 // KV is the status bucket, for watchers.
 func (s *Store) KV() jetstream.KeyValue { return s.kv }
 
-// Status returns the job's current document, without its result.
+// Status returns the job's current document, without its result: one
+// direct get on the bucket.
 func (s *Store) Status(ctx context.Context, id string) (*job.Job, error) {
 	e, err := s.kv.Get(ctx, id)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
@@ -50,8 +57,9 @@ func (s *Store) Status(ctx context.Context, id string) (*job.Job, error) {
 	return decode(e.Value())
 }
 
-// Get returns the job as GET shows it: the final document with its result
-// once the job has ended, the current status document before.
+// Get returns the job as GET shows it, for a caller that knows nothing of
+// it: the final document with its result once the job has ended (two
+// requests), the current status document before (one).
 func (s *Store) Get(ctx context.Context, id string) (*job.Job, error) {
 	j, err := s.Status(ctx, id)
 	if err != nil || !j.Status.Finished() {
@@ -64,13 +72,10 @@ func (s *Store) Get(ctx context.Context, id string) (*job.Job, error) {
 	return final, err
 }
 
-// Final returns the document published to RESULTS when the job ended.
+// Final returns the document published to RESULTS when the job ended: one
+// direct get of results.<kind>.<id>.
 func (s *Store) Final(ctx context.Context, k job.Kind, id string) (*job.Job, error) {
-	stream, err := s.js.Stream(ctx, bus.ResultsStream)
-	if err != nil {
-		return nil, err
-	}
-	msg, err := stream.GetLastMsgForSubject(ctx, job.ResultSubject(k, id))
+	msg, err := s.results.GetLastMsgForSubject(ctx, bus.ResultSubject(k, id))
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return nil, ErrNotFound
 	}
@@ -80,25 +85,54 @@ func (s *Store) Final(ctx context.Context, k job.Kind, id string) (*job.Job, err
 	return decode(msg.Data)
 }
 
-// Put stores the job's current document. The result is left out: it is
-// stored once, in RESULTS, by Finish.
-func (s *Store) Put(ctx context.Context, j *job.Job) error {
-	c := *j
-	c.Result = nil
-	_, err := s.kv.Put(ctx, j.ID, c.AppendJSON(nil))
-	return err
+// Put stores the job's current document and returns it, for a worker to
+// announce the same bytes (its status event) without encoding them again.
+// The result is left out: it is stored once, in RESULTS, by Finish.
+func (s *Store) Put(ctx context.Context, j *job.Job) ([]byte, error) {
+	doc := statusDoc(j)
+	if _, err := s.kv.Put(ctx, j.ID, doc); err != nil {
+		return nil, err
+	}
+	return doc, nil
 }
 
-// Finish publishes the final document to results.<kind>.<id> and then
-// records the final status. The result is stored before the status says
-// so, and both before the worker acknowledges the job.
-func (s *Store) Finish(ctx context.Context, j *job.Job) error {
-	m := nats.NewMsg(job.ResultSubject(j.Kind, j.ID))
-	m.Data = j.AppendJSON(nil)
+// Finish publishes the final document to results.<kind>.<id>, then stores
+// the final status, and returns the status document as Put does. The
+// result is stored before the status says so, and both before the worker
+// acknowledges the job. The document is encoded once: the final document
+// is the status document with the result added.
+func (s *Store) Finish(ctx context.Context, j *job.Job) ([]byte, error) {
+	doc := statusDoc(j)
+	m := nats.NewMsg(bus.ResultSubject(j.Kind, j.ID))
+	m.Data = withResult(doc, j)
 	if _, err := s.js.PublishMsg(ctx, m, jetstream.WithMsgID(j.ID+"."+string(j.Status))); err != nil {
-		return fmt.Errorf("publish result: %w", err)
+		return nil, fmt.Errorf("publish result: %w", err)
 	}
-	return s.Put(ctx, j)
+	if _, err := s.kv.Put(ctx, j.ID, doc); err != nil {
+		return nil, err
+	}
+	return doc, nil
+}
+
+// statusDoc encodes the job without its result.
+func statusDoc(j *job.Job) []byte {
+	c := *j
+	c.Result = nil
+	return c.AppendJSON(make([]byte, 0, 384))
+}
+
+// withResult returns the final document of j from its status document:
+// the result is the document's last field, so it goes before the closing
+// brace. The status document is left as it was.
+func withResult(doc []byte, j *job.Job) []byte {
+	if len(j.Result) == 0 {
+		return doc
+	}
+	b := make([]byte, 0, len(doc)+len(j.Result)+len(`,"result":`))
+	b = append(b, doc[:len(doc)-1]...)
+	b = append(b, `,"result":`...)
+	b = append(b, j.Result...)
+	return append(b, '}')
 }
 
 func decode(b []byte) (*job.Job, error) {

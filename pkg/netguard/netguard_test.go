@@ -123,7 +123,14 @@ func (r *rebinder) LookupNetIP(context.Context, string, string) ([]netip.Addr, e
 // countingListener accepts connections on 127.0.0.1:0 and counts them.
 func countingListener(t *testing.T) (port string, accepted *atomic.Int32) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	return countingListenerOn(t, "127.0.0.1")
+}
+
+// countingListenerOn listens on ip, a loopback address (Linux answers on
+// all of 127.0.0.0/8), and counts the connections it accepts.
+func countingListenerOn(t *testing.T, ip string) (port string, accepted *atomic.Int32) {
+	t.Helper()
+	ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,6 +198,40 @@ func TestDialerAllowPrivate(t *testing.T) {
 	}
 	if accepted.Load() != 1 {
 		t.Errorf("listener accepted %d connections, want 1", accepted.Load())
+	}
+}
+
+func TestDialerAllowsListedRange(t *testing.T) {
+	p, err := ParsePolicy("127.0.0.2/32")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port1, accepted1 := countingListenerOn(t, "127.0.0.1")
+	port2, accepted2 := countingListenerOn(t, "127.0.0.2")
+	res := &mapResolver{hosts: map[string][]netip.Addr{
+		"one.test": {netip.MustParseAddr("127.0.0.1")},
+		"two.test": {netip.MustParseAddr("::ffff:127.0.0.2")},
+	}}
+	d := &Dialer{Resolver: res, Policy: p, Timeout: time.Second}
+	var re *RefusedError
+	for _, host := range []string{"one.test", "127.0.0.1"} {
+		if _, err := d.DialContext(context.Background(), "tcp", net.JoinHostPort(host, port1)); !errors.As(err, &re) {
+			t.Errorf("%s: want *RefusedError, got %v", host, err)
+		}
+	}
+	for _, host := range []string{"two.test", "127.0.0.2"} {
+		c, err := d.DialContext(context.Background(), "tcp", net.JoinHostPort(host, port2))
+		if err != nil {
+			t.Fatalf("%s: %v", host, err)
+		}
+		c.Close()
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for accepted2.Load() < 2 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if accepted1.Load() != 0 || accepted2.Load() != 2 {
+		t.Errorf("127.0.0.1 accepted %d connections (want 0), 127.0.0.2 accepted %d (want 2)", accepted1.Load(), accepted2.Load())
 	}
 }
 

@@ -1,5 +1,5 @@
-// Package obs is Surveyor's observability: Prometheus metrics, JSON logs,
-// and the admin endpoints of the workers.
+// Package obs is Surveyor's observability: Prometheus metrics and the
+// admin endpoints of the workers (logs are set up by pkg/service).
 //
 // Metrics are prometheus/client_golang's; obs only keeps the call
 // sites short: a family is declared by name on a Registry (declaring it

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -51,6 +52,11 @@ func TestSharedDefaults(t *testing.T) {
 		sh.DNSServer != "127.0.0.1:5353" || c.Bus.Replicas != 3 {
 		t.Errorf("got %+v %+v, %v", c, sh, err)
 	}
+	_, err = Load(config.Map(map[string]string{"ALLOW_PRIVATE_TARGETS": "127.0.0.2/32, 10.20.0.0/16"}), &sh)
+	if err != nil || sh.Targets.String() != "127.0.0.2/32,10.20.0.0/16" ||
+		!sh.Targets.Allows(netip.MustParseAddr("10.20.3.4")) || sh.Targets.Allows(netip.MustParseAddr("127.0.0.1")) {
+		t.Errorf("list: %v, %v", sh.Targets, err)
+	}
 }
 
 // A bad value of any shared variable is named in the error that stops the
@@ -58,7 +64,7 @@ func TestSharedDefaults(t *testing.T) {
 func TestSharedErrorsNameTheVariable(t *testing.T) {
 	bad := map[string]string{
 		"STREAM_REPLICAS": "7", "RESULT_TTL": "forever", "JOBS_MAX_MSGS": "0", "JOBS_MAX_BYTES": "1k",
-		"LOG_LEVEL": "verbose", "ALLOW_PRIVATE_TARGETS": "maybe", "DNS_SERVER": "127.0.0.1", "CACHE_TTL": "-1h",
+		"LOG_LEVEL": "verbose", "ALLOW_PRIVATE_TARGETS": "10.0.0.0/8,10.300.0.0/16", "DNS_SERVER": "127.0.0.1", "CACHE_TTL": "-1h",
 	}
 	_, err := Load(config.Map(bad), &shared{})
 	if err == nil {
@@ -68,6 +74,9 @@ func TestSharedErrorsNameTheVariable(t *testing.T) {
 		if !strings.Contains(err.Error(), name+":") {
 			t.Errorf("error does not name %s: %v", name, err)
 		}
+	}
+	if !strings.Contains(err.Error(), `"10.300.0.0/16"`) {
+		t.Errorf("error does not name the bad entry of ALLOW_PRIVATE_TARGETS: %v", err)
 	}
 }
 

@@ -51,7 +51,8 @@ func (c *Common) Register(s *config.Set) {
 // TargetsVar declares ALLOW_PRIVATE_TARGETS.
 func TargetsVar(s *config.Set, p *netguard.Policy) {
 	s.Func("ALLOW_PRIVATE_TARGETS", netguard.PublicOnly.String(),
-		"allow scanning, crawling and SMTP probing of loopback, private, link-local and other non-public addresses",
+		"true allows scanning, crawling and SMTP probing of loopback, private, link-local and other non-public addresses; "+
+			"a comma-separated list of CIDRs (10.20.0.0/16,fd00:1::/48; a bare IP is one address) allows only those",
 		func(v string) (err error) {
 			*p, err = netguard.ParsePolicy(v)
 			return err

@@ -21,7 +21,7 @@ func (r *Runtime) announce(ctx context.Context, cons jetstream.Consumer) {
 	t := time.NewTicker(announceEvery)
 	defer t.Stop()
 	for {
-		nc.Publish(bus.WorkersSubject+"."+string(r.cfg.Kind), beat)
+		nc.Publish(bus.WorkersSubject(r.cfg.Kind), beat)
 		ictx, cancel := context.WithTimeout(ctx, announceEvery)
 		if info, err := cons.Info(ictx); err == nil {
 			r.mu.Lock()

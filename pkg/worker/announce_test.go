@@ -16,7 +16,7 @@ import (
 func TestAnnounceCapacityAndPending(t *testing.T) {
 	e := newTestEnv(t)
 	beats := make(chan *nats.Msg, 4)
-	sub, err := e.Conn.ChanSubscribe(bus.WorkersSubject+".email", beats)
+	sub, err := e.Conn.ChanSubscribe(bus.WorkersSubject(job.Email), beats)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,7 +24,7 @@ func TestAnnounceCapacityAndPending(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	cons, err := e.JS.CreateOrUpdateConsumer(ctx, bus.JobsStream, jetstream.ConsumerConfig{
-		Durable: bus.ConsumerName(job.Email), FilterSubject: job.JobSubject(job.Email),
+		Durable: bus.ConsumerName(job.Email), FilterSubject: bus.JobSubject(job.Email),
 		AckPolicy: jetstream.AckExplicitPolicy,
 	})
 	if err != nil {
@@ -32,7 +32,7 @@ func TestAnnounceCapacityAndPending(t *testing.T) {
 	}
 	for range 3 {
 		j := newJob(job.Email, 0)
-		if _, err := e.JS.Publish(ctx, job.JobSubject(job.Email), j.AppendJSON(nil)); err != nil {
+		if _, err := e.JS.Publish(ctx, bus.JobSubject(job.Email), j.AppendJSON(nil)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/surveyor/surveyor/pkg/bus"
 	"github.com/surveyor/surveyor/pkg/job"
 )
 
@@ -25,9 +26,9 @@ func deadLetter(js jetstream.JetStream, rec *recorder, maxDeliver int, retryDela
 			log := jobLog(log, j)
 			now := time.Now().UTC()
 			j.Status, j.Finished, j.Error, j.Result, j.Progress = job.Failed, &now, cause.Error(), nil, nil
-			dl := nats.NewMsg(job.DeadLetterSubject(j.Kind))
+			dl := nats.NewMsg(bus.DeadLetterSubject(j.Kind))
 			dl.Data = j.AppendJSON(nil)
-			dl.Header.Set("Surveyor-Job-Id", j.ID)
+			dl.Header.Set(bus.JobIDHeader, j.ID)
 			if _, err := js.PublishMsg(ctx, dl, jetstream.WithMsgID("dead."+j.ID)); err != nil {
 				log.Error("cannot dead-letter: will retry", "err", err)
 				return nil, requeue(retryDelay, err)

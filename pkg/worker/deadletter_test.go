@@ -17,7 +17,7 @@ func (e *testEnv) deadLettered(t *testing.T, k job.Kind) *job.Job {
 	if err != nil {
 		t.Fatal(err)
 	}
-	msg, err := stream.GetLastMsgForSubject(context.Background(), job.DeadLetterSubject(k))
+	msg, err := stream.GetLastMsgForSubject(context.Background(), bus.DeadLetterSubject(k))
 	if err != nil {
 		return nil
 	}

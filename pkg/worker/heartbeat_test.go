@@ -17,14 +17,14 @@ func (e *testEnv) pull(t *testing.T, ackWait time.Duration) (jetstream.Consumer,
 	t.Helper()
 	ctx := context.Background()
 	cons, err := e.JS.CreateOrUpdateConsumer(ctx, bus.JobsStream, jetstream.ConsumerConfig{
-		Durable: bus.ConsumerName(job.Scan), FilterSubject: job.JobSubject(job.Scan),
+		Durable: bus.ConsumerName(job.Scan), FilterSubject: bus.JobSubject(job.Scan),
 		AckPolicy: jetstream.AckExplicitPolicy, AckWait: ackWait, MaxDeliver: -1,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	j := newJob(job.Scan, 0)
-	if _, err := e.JS.Publish(ctx, job.JobSubject(job.Scan), j.AppendJSON(nil), jetstream.WithMsgID(j.ID)); err != nil {
+	if _, err := e.JS.Publish(ctx, bus.JobSubject(job.Scan), j.AppendJSON(nil), jetstream.WithMsgID(j.ID)); err != nil {
 		t.Fatal(err)
 	}
 	msg, err := cons.Next(jetstream.FetchMaxWait(5 * time.Second))

@@ -66,7 +66,7 @@ func newJob(k job.Kind, attempt int) *job.Job {
 func (e *testEnv) events(t *testing.T, k job.Kind) <-chan *job.Job {
 	t.Helper()
 	ch := make(chan *job.Job, 64)
-	sub, err := e.Conn.Subscribe(EventSubject(k), func(m *nats.Msg) {
+	sub, err := e.Conn.Subscribe(bus.EventSubject(k), func(m *nats.Msg) {
 		var j job.Job
 		if err := j.UnmarshalJSON(m.Data); err != nil {
 			t.Errorf("event %s: %v", m.Data, err)
@@ -139,6 +139,17 @@ func requeuedAfter(err error) (time.Duration, bool) {
 // metric reads one series, e.g. `surveyor_jobs_total{kind="scan",status="failed"}`,
 // from what /metrics would serve; 0 if it is not there yet.
 func metric(t *testing.T, series string) float64 {
+	v, _ := lookupMetric(t, series)
+	return v
+}
+
+// exported reports whether /metrics writes the series at all.
+func exported(t *testing.T, series string) bool {
+	_, ok := lookupMetric(t, series)
+	return ok
+}
+
+func lookupMetric(t *testing.T, series string) (float64, bool) {
 	t.Helper()
 	var buf bytes.Buffer
 	obs.Default.Write(&buf)
@@ -149,8 +160,8 @@ func metric(t *testing.T, series string) float64 {
 			if err != nil {
 				t.Fatalf("%s: %v", sc.Text(), err)
 			}
-			return f
+			return f, true
 		}
 	}
-	return 0
+	return 0, false
 }

@@ -22,8 +22,15 @@ var (
 		"Time a handler spent on one attempt, by kind and outcome.", obs.DurationBuckets, "kind", "outcome")
 )
 
-// registerPending exports the kind's consumer backlog, read at scrape time.
-func registerPending(k job.Kind, pending func() uint64) {
+// registerMetrics exports the kind's consumer backlog, read at scrape time,
+// and starts the kind's counters at zero: a series that appears only at its
+// first event hides a rate from dashboards and alerts until then.
+func registerMetrics(k job.Kind, pending func() uint64) {
+	for _, s := range []job.Status{job.Completed, job.Failed} {
+		jobsTotal.With(string(k), string(s))
+	}
+	retriesTotal.With(string(k))
+	deadTotal.With(string(k))
 	obs.Default.NewGaugeFunc("surveyor_consumer_pending",
 		"Jobs waiting for or held by the kind's consumer, as last read.", "kind",
 		func() map[string]float64 { return map[string]float64{string(k): float64(pending())} })

@@ -47,3 +47,18 @@ func TestMeasureObservesWhatTheAttemptLeadsTo(t *testing.T) {
 		}
 	}
 }
+
+func TestCountersStartAtZeroForTheKind(t *testing.T) {
+	const kind = job.Kind("zero-test")
+	registerMetrics(kind, func() uint64 { return 0 })
+	for _, series := range []string{
+		`surveyor_jobs_total{kind="zero-test",status="completed"}`,
+		`surveyor_jobs_total{kind="zero-test",status="failed"}`,
+		`surveyor_job_retries_total{kind="zero-test"}`,
+		`surveyor_deadletters_total{kind="zero-test"}`,
+	} {
+		if !exported(t, series) {
+			t.Errorf("%s is not exported before any job", series)
+		}
+	}
+}

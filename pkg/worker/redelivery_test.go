@@ -15,7 +15,7 @@ func TestSkipFinishedAcksRedeliveryOfEndedJob(t *testing.T) {
 		ended := *j
 		now := time.Now().UTC()
 		ended.Status, ended.Finished = status, &now
-		if err := e.store.Put(context.Background(), &ended); err != nil {
+		if _, err := e.store.Put(context.Background(), &ended); err != nil {
 			t.Fatal(err)
 		}
 		result, err := run(context.Background(), skipFinished(e.store, quiet), j, mustNotRun(t))
@@ -29,14 +29,14 @@ func TestSkipFinishedRunsJobsThatHaveNotEnded(t *testing.T) {
 	e := newTestEnv(t)
 	running := newJob(job.Scan, 2)
 	running.Status = job.Running
-	if err := e.store.Put(context.Background(), running); err != nil {
+	if _, err := e.store.Put(context.Background(), running); err != nil {
 		t.Fatal(err)
 	}
 	// A first delivery is never looked up: its status, were it there,
 	// would be a left-over, not this job's end.
 	first := newJob(job.Scan, 1)
 	first.Status = job.Completed
-	if err := e.store.Put(context.Background(), first); err != nil {
+	if _, err := e.store.Put(context.Background(), first); err != nil {
 		t.Fatal(err)
 	}
 	unknown := newJob(job.Scan, 3)

@@ -100,7 +100,7 @@ func New(js jetstream.JetStream, store *jobstore.Store, cfg Config, h Handler) *
 		measure(cfg.MaxDeliver),
 		recoverPanics(log),
 	)
-	registerPending(cfg.Kind, r.Pending)
+	registerMetrics(cfg.Kind, r.Pending)
 	return r
 }
 
@@ -111,7 +111,7 @@ func (r *Runtime) Run(ctx context.Context) error {
 	cons, err := r.js.CreateOrUpdateConsumer(ctx, bus.JobsStream, jetstream.ConsumerConfig{
 		Durable:       bus.ConsumerName(k),
 		Description:   "shared by every " + string(k) + " worker",
-		FilterSubject: job.JobSubject(k),
+		FilterSubject: bus.JobSubject(k),
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		DeliverPolicy: jetstream.DeliverAllPolicy,
 		AckWait:       r.cfg.AckWait,

@@ -43,10 +43,10 @@ func (h *harness) submit(k job.Kind, target string) string {
 		j.URL, j.Email = "", target
 	}
 	data, _ := json.Marshal(j)
-	if err := h.store.Put(context.Background(), j); err != nil {
+	if _, err := h.store.Put(context.Background(), j); err != nil {
 		h.t.Fatal(err)
 	}
-	if _, err := h.env.JS.Publish(context.Background(), job.JobSubject(k), data, jetstream.WithMsgID(j.ID)); err != nil {
+	if _, err := h.env.JS.Publish(context.Background(), bus.JobSubject(k), data, jetstream.WithMsgID(j.ID)); err != nil {
 		h.t.Fatal(err)
 	}
 	return j.ID
@@ -155,7 +155,7 @@ func TestPanicsEndInDeadLetterAndWorkerLivesOn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	msg, err := stream.GetLastMsgForSubject(context.Background(), job.DeadLetterSubject(job.Sitemap))
+	msg, err := stream.GetLastMsgForSubject(context.Background(), bus.DeadLetterSubject(job.Sitemap))
 	if err != nil {
 		t.Fatalf("no dead letter: %v", err)
 	}
@@ -189,7 +189,7 @@ func TestRedeliveryOfFinishedJobIsOnlyAcked(t *testing.T) {
 	// A worker took the job, stored its result and died before acking: the
 	// status says completed and the job is delivered again.
 	cons, err := h.env.JS.CreateOrUpdateConsumer(context.Background(), bus.JobsStream, jetstream.ConsumerConfig{
-		Durable: bus.ConsumerName(job.Scan), FilterSubject: job.JobSubject(job.Scan),
+		Durable: bus.ConsumerName(job.Scan), FilterSubject: bus.JobSubject(job.Scan),
 		AckPolicy: jetstream.AckExplicitPolicy, AckWait: 300 * time.Millisecond, MaxDeliver: -1,
 	})
 	if err != nil {
@@ -200,7 +200,7 @@ func TestRedeliveryOfFinishedJobIsOnlyAcked(t *testing.T) {
 	}
 	now := time.Now().UTC()
 	done := &job.Job{ID: id, Kind: job.Scan, Status: job.Completed, URL: "https://x.example/", Created: now, Finished: &now}
-	if err := h.store.Put(context.Background(), done); err != nil {
+	if _, err := h.store.Put(context.Background(), done); err != nil {
 		t.Fatal(err)
 	}
 	h.run(fastRetries(job.Scan, 3), worker.HandlerFunc(func(ctx context.Context, j *job.Job, p worker.Progress) (any, error) {
@@ -289,7 +289,7 @@ func TestUndecodableJobIsDropped(t *testing.T) {
 	ctx := context.Background()
 	wrongKind, _ := json.Marshal(&job.Job{ID: uuid.NewString(), Kind: job.Email, Email: "a@example.com"})
 	for _, data := range [][]byte{[]byte("not json"), []byte(`{"kind":"scan"}`), wrongKind} {
-		if _, err := h.env.JS.Publish(ctx, job.JobSubject(job.Scan), data); err != nil {
+		if _, err := h.env.JS.Publish(ctx, bus.JobSubject(job.Scan), data); err != nil {
 			t.Fatal(err)
 		}
 	}

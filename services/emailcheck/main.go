@@ -14,12 +14,19 @@ import (
 )
 
 func main() {
-	service.RunWorker(emailcheck(&settings{}))
+	var h *verify.Handler
+	service.RunWorker(emailcheck(&settings{}, &h))
+	// The runtime has stopped (SIGTERM) and its validations have ended:
+	// say QUIT to the pooled sessions rather than just hanging up.
+	if h != nil {
+		h.Close()
+	}
 }
 
-// emailcheck is the emailcheck binary with its settings in cfg. Its
-// EMAILCHECK_CONCURRENCY is the runtime's: validations run inside Handle.
-func emailcheck(cfg *settings) service.Worker {
+// emailcheck is the emailcheck binary with its settings in cfg; the
+// handler it builds is put in *built. Its EMAILCHECK_CONCURRENCY is the
+// runtime's: validations run inside Handle.
+func emailcheck(cfg *settings, built **verify.Handler) service.Worker {
 	return service.Worker{
 		Kind:               job.Email,
 		ConcurrencyVar:     "EMAILCHECK_CONCURRENCY",
@@ -28,7 +35,9 @@ func emailcheck(cfg *settings) service.Worker {
 		Settings:           cfg,
 		Prepare: func(*slog.Logger) (service.Build, error) {
 			return func(context.Context, *service.Env) (worker.Handler, error) {
-				return verify.NewHandler(cfg.Verify)
+				h, err := verify.NewHandler(cfg.Verify)
+				*built = h
+				return h, err
 			}, nil
 		},
 	}

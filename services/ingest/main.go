@@ -71,15 +71,7 @@ func main() {
 			return limiter.Allow(limiter.Client(peer, string(c.Request.Header.Peek("X-Forwarded-For"))), time.Now())
 		}
 	}
-	srv := &fasthttp.Server{
-		Handler:            a.Handler,
-		ErrorHandler:       api.ErrorHandler,
-		Name:               "surveyor",
-		MaxRequestBodySize: api.MaxBody,
-		ReadTimeout:        10 * time.Second,
-		WriteTimeout:       10 * time.Second,
-		IdleTimeout:        60 * time.Second,
-	}
+	srv := a.Server()
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
 		service.Fatal(log, "listen (HTTP_ADDR)", err)

@@ -13,9 +13,10 @@ import (
 
 // Every binary with bad settings stops at start, before it connects
 // anywhere (NATS_URL points at a closed port), exits non-zero and names
-// each bad variable, shared and its own.
+// each bad variable, shared and its own, and the bad entry of a list of
+// CIDRs in ALLOW_PRIVATE_TARGETS.
 func TestBadSettingsStopEveryBinary(t *testing.T) {
-	shared := []string{"ALLOW_PRIVATE_TARGETS=maybe", "LOG_LEVEL=loud", "STREAM_REPLICAS=9", "NATS_URL=nats://127.0.0.1:1"}
+	shared := []string{"ALLOW_PRIVATE_TARGETS=127.0.0.2/32,10.300.0.0/16", "LOG_LEVEL=loud", "STREAM_REPLICAS=9", "NATS_URL=nats://127.0.0.1:1"}
 	own := map[string][]string{
 		"ingest":     {"CACHE_TTL=forever", "TRUSTED_PROXIES=proxy", "RATE_LIMIT=-1"},
 		"scanner":    {"DNS_SERVER=resolver", "SCANNER_CONCURRENCY=0", "SCANNER_TIMEOUT=soon"},
@@ -49,6 +50,9 @@ func TestBadSettingsStopEveryBinary(t *testing.T) {
 				if !strings.Contains(string(out), name+":") {
 					t.Errorf("output does not name %s:\n%s", name, out)
 				}
+			}
+			if !strings.Contains(string(out), `"10.300.0.0/16"`) {
+				t.Errorf("output does not name the bad CIDR 10.300.0.0/16:\n%s", out)
 			}
 		})
 	}

@@ -5,9 +5,12 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
+	"net/url"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/surveyor/surveyor/pkg/netguard"
@@ -38,11 +41,20 @@ type Options struct {
 	BannerTimeout  time.Duration // wait for the 220 greeting (30s)
 	CommandTimeout time.Duration // wait for each reply (30s)
 	IdleTimeout    time.Duration // close a pooled session unused this long (20s)
+	// DeadTTL is how long a server that timed out or refused a connection
+	// is skipped by every check (1m); within one validation (see ForJob) it
+	// is skipped for good.
+	DeadTTL time.Duration
 
 	PerServer    int // live connections per mail server at most (2)
 	RcptPerTx    int // RCPT TO per transaction before RSET (50)
 	RcptPerConn  int // RCPT TO per connection before QUIT (200)
 	RejectsLimit int // refused RCPT TO per connection before QUIT (8)
+
+	// Proxy, when set, is the SOCKS5 proxy every connection goes through
+	// (see ParseProxy). Targets still decides which addresses it is asked
+	// to connect to.
+	Proxy *url.URL
 
 	// Resolver finds the MX hosts' addresses.
 	Resolver netguard.Resolver
@@ -61,6 +73,7 @@ func (o *Options) defaults() {
 	set(&o.BannerTimeout, 30*time.Second)
 	set(&o.CommandTimeout, 30*time.Second)
 	set(&o.IdleTimeout, 20*time.Second)
+	set(&o.DeadTTL, time.Minute)
 	seti := func(n *int, v int) {
 		if *n <= 0 {
 			*n = v
@@ -91,13 +104,22 @@ var ErrNoSMTPUTF8 = errors.New("the server does not offer SMTPUTF8, which this a
 // Prober runs checks over pooled sessions. It is safe for concurrent use.
 type Prober struct {
 	o      Options
-	dialer *netguard.Dialer
+	dialer *dialer
 
 	mu      sync.Mutex
 	servers map[netip.AddrPort]*server
 	closed  atomic.Bool
 	stop    chan struct{}
 	swept   sync.WaitGroup
+
+	deadMu sync.Mutex
+	dead   map[netip.AddrPort]deadServer // servers skipped until a time
+}
+
+// deadServer is a server that timed out or refused us, and why.
+type deadServer struct {
+	until time.Time
+	err   error
 }
 
 // server is one mail server's pool of PerServer connection slots: each
@@ -150,20 +172,25 @@ type session struct {
 }
 
 // New returns a Prober. Close it to hang up its idle sessions.
-func New(o Options) *Prober {
+func New(o Options) (*Prober, error) {
 	o.defaults()
 	if o.Resolver == nil {
 		o.Resolver = resolver.New("")
 	}
+	d, err := newDialer(o)
+	if err != nil {
+		return nil, err
+	}
 	p := &Prober{
 		o:       o,
-		dialer:  &netguard.Dialer{Resolver: o.Resolver, Policy: o.Targets, Timeout: o.ConnectTimeout},
+		dialer:  d,
 		servers: map[netip.AddrPort]*server{},
 		stop:    make(chan struct{}),
+		dead:    map[netip.AddrPort]deadServer{},
 	}
 	p.swept.Add(1)
 	go p.sweepLoop()
-	return p
+	return p, nil
 }
 
 // Close quits idle sessions and stops the sweeper. Sessions in use are
@@ -217,6 +244,10 @@ func noAddressErr(err error) error {
 // better (this one could not be reached or would not talk).
 func (p *Prober) checkServer(ctx context.Context, host string, ap netip.AddrPort, rcpt string, utf8 bool) (out Outcome, next bool) {
 	out.Host = host
+	if err := p.deadErr(ctx, ap); err != nil {
+		out.Err = err
+		return out, true
+	}
 	srv := p.server(ap)
 	defer p.unref(srv)
 	s, err := srv.acquire(ctx)
@@ -225,6 +256,13 @@ func (p *Prober) checkServer(ctx context.Context, host string, ap netip.AddrPort
 		return out, false
 	}
 	defer func() { p.release(srv, s) }()
+	if s == nil {
+		// While we waited for the slot, its holder may have found ap dead.
+		if err := p.deadErr(ctx, ap); err != nil {
+			out.Err = err
+			return out, true
+		}
+	}
 
 	for attempt := 0; attempt < 2; attempt++ {
 		reused := s != nil
@@ -276,13 +314,15 @@ func (p *Prober) checkServer(ctx context.Context, host string, ap netip.AddrPort
 
 // open connects, reads the greeting, says EHLO and starts TLS if offered.
 func (p *Prober) open(ctx context.Context, host string, ap netip.AddrPort, srv *server) (*session, error) {
-	conn, err := p.dialer.DialContext(ctx, "tcp", ap.String())
+	conn, err := p.dialer.dial(ctx, host, ap)
 	if err != nil {
+		p.noteDead(ctx, ap, err)
 		return nil, err
 	}
 	connectionsOpened.Inc()
 	c, err := NewClient(ctx, conn, host, p.o.BannerTimeout, p.o.CommandTimeout)
 	if err != nil {
+		p.noteDead(ctx, ap, err)
 		return nil, err
 	}
 	if err := c.Hello(ctx, p.o.HELO); err != nil {
@@ -410,6 +450,13 @@ func (p *Prober) sweep(now time.Time) {
 		servers[ap] = srv
 	}
 	p.mu.Unlock()
+	p.deadMu.Lock()
+	for ap, d := range p.dead {
+		if now.After(d.until) {
+			delete(p.dead, ap)
+		}
+	}
+	p.deadMu.Unlock()
 	for ap, srv := range servers {
 		var keep []*session
 	take:
@@ -437,4 +484,59 @@ func (p *Prober) sweep(now time.Time) {
 		}
 		p.mu.Unlock()
 	}
+}
+
+// jobKey carries a validation's own memory of dead servers in its context.
+type jobKey struct{}
+
+// jobDead is the servers that timed out or refused during one validation.
+type jobDead struct {
+	mu sync.Mutex
+	m  map[netip.AddrPort]error
+}
+
+// ForJob returns a context for the checks of one validation: a server that
+// timed out or refused in one of them is not tried again by the others,
+// however long the validation lasts.
+func ForJob(ctx context.Context) context.Context {
+	return context.WithValue(ctx, jobKey{}, &jobDead{m: map[netip.AddrPort]error{}})
+}
+
+// noteDead remembers ap when err says it timed out or refused the
+// connection. Our own deadline or cancellation says nothing about ap, nor
+// does a target the policy refused or a proxy that is down.
+func (p *Prober) noteDead(ctx context.Context, ap netip.AddrPort, err error) {
+	var ne net.Error
+	var pe *ProxyError
+	if ctx.Err() != nil || errors.As(err, &pe) ||
+		!errors.Is(err, syscall.ECONNREFUSED) && !(errors.As(err, &ne) && ne.Timeout()) {
+		return
+	}
+	if j, ok := ctx.Value(jobKey{}).(*jobDead); ok {
+		j.mu.Lock()
+		j.m[ap] = err
+		j.mu.Unlock()
+	}
+	p.deadMu.Lock()
+	p.dead[ap] = deadServer{until: time.Now().Add(p.o.DeadTTL), err: err}
+	p.deadMu.Unlock()
+}
+
+// deadErr is why ap is skipped, nil when it may be tried.
+func (p *Prober) deadErr(ctx context.Context, ap netip.AddrPort) error {
+	if j, ok := ctx.Value(jobKey{}).(*jobDead); ok {
+		j.mu.Lock()
+		err := j.m[ap]
+		j.mu.Unlock()
+		if err != nil {
+			return fmt.Errorf("not tried again: %w", err)
+		}
+	}
+	p.deadMu.Lock()
+	d, ok := p.dead[ap]
+	p.deadMu.Unlock()
+	if ok && time.Now().Before(d.until) {
+		return fmt.Errorf("not tried again for %s: %w", p.o.DeadTTL, d.err)
+	}
+	return nil
 }

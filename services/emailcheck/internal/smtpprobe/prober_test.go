@@ -46,7 +46,10 @@ func (l *lab) prober(t *testing.T, edit func(*Options)) *Prober {
 	if edit != nil {
 		edit(&o)
 	}
-	p := New(o)
+	p, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(p.Close)
 	return p
 }
@@ -131,6 +134,92 @@ func TestSilentServer(t *testing.T) {
 	out = p.Check(context.Background(), []string{"mx0.lab.test", "mx1.lab.test"}, "a@lab.test", false)
 	if !out.Checked || out.Host != "mx1.lab.test" {
 		t.Fatalf("no fallback after a silent server: %+v", out)
+	}
+}
+
+// TestDeadServerTTL: a server that never greets is skipped by other checks
+// for DeadTTL, then tried again.
+func TestDeadServerTTL(t *testing.T) {
+	l := newLab(t, 2)
+	tarpit := testservers.ServeSilent(t, l.lns[0])
+	testservers.ServeSMTP(t, l.lns[1], testservers.SMTPConfig{})
+	p := l.prober(t, func(o *Options) { o.BannerTimeout, o.DeadTTL = 100*time.Millisecond, 300*time.Millisecond })
+	hosts := []string{"mx0.lab.test", "mx1.lab.test"}
+	for i := range 3 {
+		if out := p.Check(context.Background(), hosts, fmt.Sprintf("a%d@lab.test", i), false); !out.Checked || out.Host != "mx1.lab.test" {
+			t.Fatalf("check %d: %+v", i, out)
+		}
+	}
+	if n := tarpit.Load(); n != 1 {
+		t.Fatalf("3 checks connected to the tarpit %d times, want 1", n)
+	}
+	time.Sleep(400 * time.Millisecond)
+	p.Check(context.Background(), hosts, "b@lab.test", false)
+	if n := tarpit.Load(); n != 2 {
+		t.Errorf("after DeadTTL the tarpit was connected to %d times in all, want 2", n)
+	}
+}
+
+// TestGoodbye: pooled sessions end with QUIT both when they sit idle past
+// IdleTimeout and when the prober closes (the worker's shutdown).
+func TestGoodbye(t *testing.T) {
+	l := newLab(t, 1)
+	srv := testservers.ServeSMTP(t, l.lns[0], testservers.SMTPConfig{Rcpt: rejectUnknown})
+	burst := func(p *Prober) {
+		var wg sync.WaitGroup
+		for i := range 20 {
+			wg.Go(func() {
+				if out := p.Check(context.Background(), []string{"mx0.lab.test"}, fmt.Sprintf("g%d@lab.test", i), false); !out.Checked {
+					t.Errorf("check: %v", out.Err)
+				}
+			})
+		}
+		wg.Wait()
+		if srv.Open() == 0 {
+			t.Fatal("no pooled session left open after the burst")
+		}
+	}
+	closed := func(what string) {
+		deadline := time.Now().Add(5 * time.Second)
+		for srv.Open() > 0 && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if n := srv.Open(); n > 0 {
+			t.Fatalf("%s: %d connections still open", what, n)
+		}
+		if n := srv.NoQuit.Load(); n != 0 {
+			t.Errorf("%s: %d of %d connections closed without QUIT", what, n, srv.Conns.Load())
+		}
+	}
+
+	burst(l.prober(t, func(o *Options) { o.IdleTimeout = 200 * time.Millisecond }))
+	closed("idle past IdleTimeout")
+
+	p := l.prober(t, func(o *Options) { o.IdleTimeout = time.Hour })
+	burst(p)
+	p.Close()
+	closed("shutdown")
+}
+
+// TestDeadServerConcurrent: checks that queue for the tarpit's only
+// connection slot do not connect to it again once its holder timed out.
+func TestDeadServerConcurrent(t *testing.T) {
+	l := newLab(t, 2)
+	tarpit := testservers.ServeSilent(t, l.lns[0])
+	testservers.ServeSMTP(t, l.lns[1], testservers.SMTPConfig{})
+	p := l.prober(t, func(o *Options) { o.BannerTimeout, o.PerServer = 200*time.Millisecond, 1 })
+	var wg sync.WaitGroup
+	for i := range 5 {
+		wg.Go(func() {
+			out := p.Check(context.Background(), []string{"mx0.lab.test", "mx1.lab.test"}, fmt.Sprintf("a%d@lab.test", i), false)
+			if !out.Checked || out.Host != "mx1.lab.test" {
+				t.Errorf("check %d: %+v", i, out)
+			}
+		})
+	}
+	wg.Wait()
+	if n := tarpit.Load(); n != 1 {
+		t.Errorf("5 concurrent checks connected to the tarpit %d times, want 1", n)
 	}
 }
 

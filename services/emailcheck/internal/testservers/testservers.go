@@ -160,16 +160,22 @@ type SMTPConfig struct {
 
 // SMTP is a running test mail server with counters the tests check.
 type SMTP struct {
-	Rcpts   atomic.Int64 // RCPT TO commands seen
-	Mails   atomic.Int64 // MAIL FROM commands seen
-	Datas   atomic.Int64 // DATA commands: must stay 0
-	Conns   atomic.Int64 // connections accepted
+	Rcpts atomic.Int64 // RCPT TO commands seen
+	Mails atomic.Int64 // MAIL FROM commands seen
+	Datas atomic.Int64 // DATA commands: must stay 0
+	Conns atomic.Int64 // connections accepted
+	// NoQuit counts connections that ended without the client's QUIT. It
+	// reads the plain text, so it means something only without TLS.
+	NoQuit  atomic.Int64
 	open    atomic.Int64
 	maxOpen atomic.Int64
 }
 
 // MaxOpen is the largest number of connections that were open at once.
 func (s *SMTP) MaxOpen() int64 { return s.maxOpen.Load() }
+
+// Open is the number of connections open now.
+func (s *SMTP) Open() int64 { return s.open.Load() }
 
 // ServeSMTP serves ln as a mail server until the test ends.
 func ServeSMTP(t testing.TB, ln net.Listener, cfg SMTPConfig) *SMTP {
@@ -190,16 +196,19 @@ func ServeSMTP(t testing.TB, ln net.Listener, cfg SMTPConfig) *SMTP {
 }
 
 // ServeSilent accepts connections on ln and never says a word, like a
-// server that hangs before its greeting.
-func ServeSilent(t testing.TB, ln net.Listener) {
+// server that hangs before its greeting (a tarpit). It returns the count of
+// connections accepted.
+func ServeSilent(t testing.TB, ln net.Listener) *atomic.Int64 {
 	var mu sync.Mutex
 	var conns []net.Conn
+	var n atomic.Int64
 	go func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
+			n.Add(1)
 			mu.Lock()
 			conns = append(conns, c)
 			mu.Unlock()
@@ -213,6 +222,7 @@ func ServeSilent(t testing.TB, ln net.Listener) {
 			c.Close()
 		}
 	})
+	return &n
 }
 
 type session struct {
@@ -274,13 +284,14 @@ func (l *countingListener) Accept() (net.Conn, error) {
 }
 
 // slowConn waits latency before the first write after each read (one
-// reply, however many lines), and counts itself closed on Close or when
-// the client hangs up.
+// reply, however many lines), notes the client's QUIT, and counts itself
+// closed on Close or when the client hangs up.
 type slowConn struct {
 	net.Conn
 	s        *SMTP
 	latency  time.Duration
 	replyDue bool
+	quit     atomic.Bool
 	once     sync.Once
 }
 
@@ -288,6 +299,10 @@ func (c *slowConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
 	if n > 0 {
 		c.replyDue = true
+		// Commands arrive one per read: the client waits for each reply.
+		if strings.EqualFold(strings.TrimRight(string(b[:n]), "\r\n"), "QUIT") {
+			c.quit.Store(true)
+		}
 	}
 	if err != nil {
 		c.gone()
@@ -308,7 +323,14 @@ func (c *slowConn) Close() error {
 	return c.Conn.Close()
 }
 
-func (c *slowConn) gone() { c.once.Do(func() { c.s.open.Add(-1) }) }
+func (c *slowConn) gone() {
+	c.once.Do(func() {
+		if !c.quit.Load() {
+			c.s.NoQuit.Add(1)
+		}
+		c.s.open.Add(-1)
+	})
+}
 
 // SelfSignedTLS returns a server TLS config with a fresh self-signed
 // certificate for host, and a pool that trusts it.

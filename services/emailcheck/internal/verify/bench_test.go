@@ -38,11 +38,66 @@ const (
 // most benchPerServer connections per server, and reports both rates and
 // their ratio.
 func BenchmarkSharedVsFresh(b *testing.B) {
+	bw := newBenchWorld(b)
+	var shared, fresh time.Duration
+	for range b.N {
+		shared += bw.run(b, "shared", bw.cfg)
+		n := newNaive(bw.cfg)
+		start := time.Now()
+		verdicts := runAll(bw.addrs, n.verify)
+		fresh += time.Since(start)
+		bw.check(b, "fresh", verdicts)
+	}
+	sharedRate := float64(b.N*benchAddresses) / shared.Seconds()
+	freshRate := float64(b.N*benchAddresses) / fresh.Seconds()
+	b.ReportMetric(sharedRate, "shared_validations/s")
+	b.ReportMetric(freshRate, "fresh_validations/s")
+	b.ReportMetric(sharedRate/freshRate, "x_vs_fresh")
+	b.ReportMetric(0, "ns/op")
+}
+
+// BenchmarkProxyVsDirect validates the same addresses through Handler
+// twice a round: directly and through a SOCKS5 proxy on loopback
+// (SMTP_PROXY), and reports both rates and their ratio.
+func BenchmarkProxyVsDirect(b *testing.B) {
+	bw := newBenchWorld(b)
+	sp := testservers.StartSOCKS5(b, "", "")
+	proxied := bw.cfg
+	u, err := smtpprobe.ParseProxy("socks5://" + sp.Addr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	proxied.Proxy = u
+	var direct, viaProxy time.Duration
+	for range b.N {
+		direct += bw.run(b, "direct", bw.cfg)
+		viaProxy += bw.run(b, "proxy", proxied)
+	}
+	if sp.Conns.Load() == 0 {
+		b.Fatal("nothing went through the proxy")
+	}
+	directRate := float64(b.N*benchAddresses) / direct.Seconds()
+	proxyRate := float64(b.N*benchAddresses) / viaProxy.Seconds()
+	b.ReportMetric(directRate, "direct_validations/s")
+	b.ReportMetric(proxyRate, "proxy_validations/s")
+	b.ReportMetric(proxyRate/directRate, "x_proxy_vs_direct")
+	b.ReportMetric(0, "ns/op")
+}
+
+// benchWorld is the benchmark's DNS zone, mail servers and addresses.
+type benchWorld struct {
+	cfg          Config
+	addrs        []string
+	unknownUsers int
+	servers      []*testservers.SMTP
+}
+
+func newBenchWorld(b *testing.B) *benchWorld {
+	bw := &benchWorld{}
 	d := testservers.StartDNS(b)
 	port, lns := testservers.Listeners(b, benchServers)
-	var servers []*testservers.SMTP
 	for _, ln := range lns {
-		servers = append(servers, testservers.ServeSMTP(b, ln, testservers.SMTPConfig{
+		bw.servers = append(bw.servers, testservers.ServeSMTP(b, ln, testservers.SMTPConfig{
 			Latency: benchLatency,
 			Rcpt: func(to string) error {
 				if strings.HasPrefix(to, "x") && !strings.HasPrefix(to, "x-all") {
@@ -52,8 +107,6 @@ func BenchmarkSharedVsFresh(b *testing.B) {
 			},
 		}))
 	}
-	var addrs []string
-	unknownUsers := 0
 	for i := range benchDomains {
 		dom := fmt.Sprintf("d%02d.bench", i)
 		d.Add(b, fmt.Sprintf("%s. 3600 IN MX 10 mx.%s.", dom, dom),
@@ -63,54 +116,44 @@ func BenchmarkSharedVsFresh(b *testing.B) {
 		local := fmt.Sprintf("user%d", i)
 		if i%7 == 3 {
 			local = fmt.Sprintf("x%d", i) // unknown users, spread over all servers
-			unknownUsers++
+			bw.unknownUsers++
 		}
-		addrs = append(addrs, fmt.Sprintf("%s@d%02d.bench", local, i%benchDomains))
+		bw.addrs = append(bw.addrs, fmt.Sprintf("%s@d%02d.bench", local, i%benchDomains))
 	}
-	cfg := Config{
+	bw.cfg = Config{
 		Targets: netguard.AllowPrivate, DNSServer: d.Addr, SMTPPort: port, HELO: "probe.test", From: "probe@probe.test",
 		CacheTTL: time.Hour, PerServer: benchPerServer, Timeout: time.Minute,
 		ConnectTimeout: 5 * time.Second, BannerTimeout: 5 * time.Second, CommandTimeout: 5 * time.Second,
 		IdleTimeout: time.Minute,
 	}
-	checkLimit := func(mode string) {
-		for i, s := range servers {
-			if m := s.MaxOpen(); m > benchPerServer {
-				b.Fatalf("%s: server %d had %d connections open at once, limit %d", mode, i, m, benchPerServer)
-			}
+	return bw
+}
+
+// run validates every address through a new Handler (empty caches and
+// pools) and returns the time it took.
+func (bw *benchWorld) run(b *testing.B, mode string, cfg Config) time.Duration {
+	h, err := NewHandler(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	verdicts := runAll(bw.addrs, func(a string) job.Reachable { return h.Verify(context.Background(), a, false).Reachable })
+	took := time.Since(start)
+	h.Close()
+	bw.check(b, mode, verdicts)
+	return took
+}
+
+// check fails the benchmark on a wrong verdict or too many connections.
+func (bw *benchWorld) check(b *testing.B, mode string, verdicts map[job.Reachable]int) {
+	for i, s := range bw.servers {
+		if m := s.MaxOpen(); m > benchPerServer {
+			b.Fatalf("%s: server %d had %d connections open at once, limit %d", mode, i, m, benchPerServer)
 		}
 	}
-
-	var shared, fresh time.Duration
-	for range b.N {
-		h, err := NewHandler(cfg) // empty caches and pools every round
-		if err != nil {
-			b.Fatal(err)
-		}
-		start := time.Now()
-		verdicts := runAll(addrs, func(a string) job.Reachable { return h.Verify(context.Background(), a, false).Reachable })
-		shared += time.Since(start)
-		h.Close()
-		checkLimit("shared")
-		if verdicts[job.ReachableInvalid] != unknownUsers || verdicts[job.ReachableUnknown] != 0 {
-			b.Fatalf("shared verdicts %v", verdicts)
-		}
-
-		n := newNaive(cfg)
-		start = time.Now()
-		verdicts = runAll(addrs, n.verify)
-		fresh += time.Since(start)
-		checkLimit("fresh")
-		if verdicts[job.ReachableInvalid] != unknownUsers || verdicts[job.ReachableUnknown] != 0 {
-			b.Fatalf("fresh verdicts %v", verdicts)
-		}
+	if verdicts[job.ReachableInvalid] != bw.unknownUsers || verdicts[job.ReachableUnknown] != 0 {
+		b.Fatalf("%s verdicts %v", mode, verdicts)
 	}
-	sharedRate := float64(b.N*benchAddresses) / shared.Seconds()
-	freshRate := float64(b.N*benchAddresses) / fresh.Seconds()
-	b.ReportMetric(sharedRate, "shared_validations/s")
-	b.ReportMetric(freshRate, "fresh_validations/s")
-	b.ReportMetric(sharedRate/freshRate, "x_vs_fresh")
-	b.ReportMetric(0, "ns/op")
 }
 
 // runAll validates addrs with benchWorkers goroutines and counts verdicts.

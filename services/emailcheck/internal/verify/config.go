@@ -2,12 +2,14 @@ package verify
 
 import (
 	"errors"
+	"net/url"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/surveyor/surveyor/pkg/config"
 	"github.com/surveyor/surveyor/pkg/netguard"
+	"github.com/surveyor/surveyor/services/emailcheck/internal/smtpprobe"
 	"github.com/surveyor/surveyor/services/emailcheck/internal/syntax"
 )
 
@@ -23,8 +25,9 @@ type Config struct {
 	CacheTTL  time.Duration // per-address results and per-domain catch-all answers
 
 	SMTPPort int
-	HELO     string // "" = the machine's name (see identity)
-	From     string // "" = verify@<HELO>
+	Proxy    *url.URL // SMTP_PROXY: every SMTP connection through this SOCKS5 proxy; nil = direct
+	HELO     string   // "" = the machine's name (see identity)
+	From     string   // "" = verify@<HELO>
 
 	PerServer int           // connections per mail server
 	Timeout   time.Duration // one whole validation
@@ -43,6 +46,14 @@ type Config struct {
 // Register declares emailcheck's own variables.
 func (c *Config) Register(s *config.Set) {
 	s.Int(&c.SMTPPort, "SMTP_PORT", 25, 1, 65535, "port of the mail servers that emailcheck probes")
+	c.Proxy = nil
+	s.Func("SMTP_PROXY", "", "socks5://[user:pass@]host:port: every SMTP connection goes through this SOCKS5 proxy (DNS stays ours); empty: direct",
+		func(v string) (err error) {
+			if c.Proxy = nil; v != "" {
+				c.Proxy, err = smtpprobe.ParseProxy(v)
+			}
+			return err
+		})
 	s.String(&c.HELO, "SMTP_HELO", "", "our name in EHLO; empty: the machine's name when fully qualified, else surveyor.localdomain")
 	s.String(&c.From, "SMTP_FROM", "", "reverse path in MAIL FROM; empty: verify@<SMTP_HELO>")
 	s.Int(&c.PerServer, "EMAILCHECK_PER_SERVER", 2, 1, 100, "connections per mail server")

@@ -55,16 +55,20 @@ func NewHandler(cfg Config) (*Handler, error) {
 	}
 	res := resolver.New(cfg.DNSServer)
 	helo, from := cfg.identity()
+	prober, err := smtpprobe.New(smtpprobe.Options{
+		Port: cfg.SMTPPort, HELO: helo, From: from, Targets: cfg.Targets, Proxy: cfg.Proxy,
+		ConnectTimeout: cfg.ConnectTimeout, BannerTimeout: cfg.BannerTimeout,
+		CommandTimeout: cfg.CommandTimeout, IdleTimeout: cfg.IdleTimeout,
+		PerServer: cfg.PerServer, Resolver: res,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("SMTP_PROXY: %w", err)
+	}
 	return &Handler{
-		cfg:   cfg,
-		res:   res,
-		lists: lists,
-		prober: smtpprobe.New(smtpprobe.Options{
-			Port: cfg.SMTPPort, HELO: helo, From: from, Targets: cfg.Targets,
-			ConnectTimeout: cfg.ConnectTimeout, BannerTimeout: cfg.BannerTimeout,
-			CommandTimeout: cfg.CommandTimeout, IdleTimeout: cfg.IdleTimeout,
-			PerServer: cfg.PerServer, Resolver: res,
-		}),
+		cfg:      cfg,
+		res:      res,
+		lists:    lists,
+		prober:   prober,
 		results:  ttlcache.New[string, job.EmailResult](maxCachedAddresses),
 		catchAll: ttlcache.New[string, bool](maxCachedDomains),
 	}, nil
@@ -118,7 +122,7 @@ func (h *Handler) Verify(ctx context.Context, addr string, force bool) job.Email
 
 // verify does the network part for a syntactically valid address.
 func (h *Handler) verify(ctx context.Context, r job.EmailResult) job.EmailResult {
-	ctx, cancel := context.WithTimeout(ctx, h.cfg.Timeout)
+	ctx, cancel := context.WithTimeout(smtpprobe.ForJob(ctx), h.cfg.Timeout)
 	defer cancel()
 
 	mx := mxlookup.Lookup(ctx, h.res, r.Syntax.Domain)

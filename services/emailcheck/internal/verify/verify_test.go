@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,11 +26,13 @@ import (
 
 // world is a DNS zone and the mail servers it points at.
 type world struct {
-	dns   *testservers.DNS
-	port  int
-	ok    *testservers.SMTP // mailbox server with a few users
-	catch *testservers.SMTP // accepts everyone
-	lists string            // EMAILCHECK_LISTS_DIR
+	dns    *testservers.DNS
+	port   int
+	ok     *testservers.SMTP // mailbox server with a few users
+	okIP   string            // its loopback address
+	catch  *testservers.SMTP // accepts everyone
+	tarpit *atomic.Int64     // connections to the server that never greets
+	lists  string            // EMAILCHECK_LISTS_DIR
 }
 
 // Mail hosts, one loopback address each.
@@ -76,9 +80,10 @@ func newWorld(t *testing.T) *world {
 	ip := func(i int) string { return testservers.IP(lns[i]) }
 	var grey sync.Map
 	w.ok = testservers.ServeSMTP(t, lns[ipOK], testservers.SMTPConfig{Rcpt: mailboxes(&grey), SMTPUTF8: true})
+	w.okIP = ip(ipOK)
 	w.catch = testservers.ServeSMTP(t, lns[ipCatchAll], testservers.SMTPConfig{})
 	lns[ipClosed].Close()
-	testservers.ServeSilent(t, lns[ipSilent])
+	w.tarpit = testservers.ServeSilent(t, lns[ipSilent])
 	tlsCfg, _ := testservers.SelfSignedTLS(t, "mx.tls.test")
 	testservers.ServeSMTP(t, lns[ipTLS], testservers.SMTPConfig{Rcpt: mailboxes(&grey), TLS: tlsCfg})
 	testservers.ServeSMTP(t, lns[ipNoSender], testservers.SMTPConfig{Mail: func(string) error {
@@ -96,6 +101,8 @@ func newWorld(t *testing.T) *world {
 		"mx.refused.test. 60 IN A "+ip(ipClosed),
 		"silent.test. 60 IN MX 10 mx.silent.test.",
 		"mx.silent.test. 60 IN A "+ip(ipSilent),
+		"tarpit.test. 60 IN MX 10 mx.silent.test.",
+		"tarpit.test. 60 IN MX 20 mx.ok.test.",
 		"twomx.test. 60 IN MX 10 mx.refused.test.",
 		"twomx.test. 60 IN MX 20 mx.ok.test.",
 		"tls.test. 60 IN MX 10 mx.tls.test.",
@@ -247,6 +254,29 @@ func TestPrivateTargetsRefused(t *testing.T) {
 	}
 }
 
+// With ALLOW_PRIVATE_TARGETS a list holding only the mailbox server's
+// loopback address, that server is probed and the catch-all server, on
+// another loopback address, is refused without a connection.
+func TestTargetsListProbesOnlyListedRanges(t *testing.T) {
+	w := newWorld(t)
+	cfg := w.config(t, nil)
+	var err error
+	if cfg.Targets, err = netguard.ParsePolicy(w.okIP + "/32"); err != nil {
+		t.Fatal(err)
+	}
+	h := w.handlerOf(t, cfg)
+	if r := h.Verify(context.Background(), "alice@ok.test", false); r.Reachable != job.ReachableSafe || !r.SMTP.Deliverable {
+		t.Errorf("listed server: %+v", r)
+	}
+	r := h.Verify(context.Background(), "alice@catchall.test", false)
+	if r.Reachable != job.ReachableUnknown || r.SMTP.CanConnect || !strings.Contains(r.SMTP.Error, "not a public address") {
+		t.Errorf("unlisted server: %+v", r)
+	}
+	if w.ok.Conns.Load() == 0 || w.catch.Conns.Load() != 0 {
+		t.Errorf("connections: listed server %d (want some), unlisted %d (want 0)", w.ok.Conns.Load(), w.catch.Conns.Load())
+	}
+}
+
 func TestGreylistRetry(t *testing.T) {
 	w := newWorld(t)
 	h := w.handler(t, map[string]string{"EMAILCHECK_GREYLIST_RETRY": "150ms"})
@@ -356,6 +386,98 @@ func TestHandle(t *testing.T) {
 	}
 }
 
+// TestDeadServerWaitedOnce: the primary MX is a tarpit, the backup
+// answers. The catch-all probe that follows the address's own check skips
+// the tarpit (the job remembers it), and so does the next validation (the
+// prober remembers it for a while): one banner timeout in all.
+func TestDeadServerWaitedOnce(t *testing.T) {
+	w := newWorld(t)
+	const banner = time.Second
+	h := w.handler(t, map[string]string{"EMAILCHECK_BANNER_TIMEOUT": banner.String()})
+	start := time.Now()
+	r := h.Verify(context.Background(), "alice@tarpit.test", false)
+	took := time.Since(start)
+	if r.Reachable != job.ReachableSafe || r.SMTP.MXHost != "mx.ok.test" || r.SMTP.CatchAll {
+		t.Fatalf("got %s %+v", r.Reachable, r.SMTP)
+	}
+	if n := w.tarpit.Load(); n != 1 {
+		t.Errorf("the tarpit was connected to %d times, want 1", n)
+	}
+	if w.ok.Rcpts.Load() != 2 {
+		t.Errorf("backup saw %d RCPT TO, want the address and the catch-all probe", w.ok.Rcpts.Load())
+	}
+	// Waiting twice takes at least 2 banner timeouts; once, one plus the
+	// backup's few loopback round trips.
+	if took < banner || took >= 2*banner {
+		t.Errorf("validation took %v, want one banner timeout (%v) plus the backup's time", took, banner)
+	}
+
+	start = time.Now()
+	var wg sync.WaitGroup
+	for _, a := range []string{"info@tarpit.test", "bob@tarpit.test"} {
+		wg.Go(func() {
+			if r := h.Verify(context.Background(), a, false); r.SMTP.MXHost != "mx.ok.test" || !r.SMTP.Checked {
+				t.Errorf("%s: %+v", a, r.SMTP)
+			}
+		})
+	}
+	wg.Wait()
+	if n := w.tarpit.Load(); n != 1 {
+		t.Errorf("later validations connected to the tarpit again (%d connections)", n)
+	}
+	if took := time.Since(start); took >= banner {
+		t.Errorf("later validations took %v, waiting on the tarpit again", took)
+	}
+}
+
+// TestProxy: with SMTP_PROXY every SMTP connection goes through a real
+// SOCKS5 server on loopback, which is given checked IP literals only; a
+// refused target never reaches it; a proxy that is down or refuses us
+// gives "unknown" with the reason.
+func TestProxy(t *testing.T) {
+	w := newWorld(t)
+	sp := testservers.StartSOCKS5(t, "probe", "s3cret")
+	h := w.handler(t, map[string]string{"SMTP_PROXY": "socks5://probe:s3cret@" + sp.Addr})
+	for addr, want := range map[string]job.Reachable{"alice@ok.test": job.ReachableSafe, "bob@ok.test": job.ReachableInvalid} {
+		if r := h.Verify(context.Background(), addr, false); r.Reachable != want {
+			t.Errorf("%s through the proxy: %s %+v, want %s", addr, r.Reachable, r.SMTP, want)
+		}
+	}
+	targets := sp.Targets()
+	if len(targets) == 0 || int64(len(targets)) != w.ok.Conns.Load() || sp.Conns.Load() != w.ok.Conns.Load() {
+		t.Errorf("proxy: %d clients, asked for %v; the mail server had %d connections", sp.Conns.Load(), targets, w.ok.Conns.Load())
+	}
+	for _, a := range targets {
+		if ap, err := netip.ParseAddrPort(a); err != nil || int(ap.Port()) != w.port {
+			t.Errorf("the proxy was asked for %q, not a checked IP address and SMTP_PORT", a)
+		}
+	}
+
+	// The guard runs before the proxy is asked: a loopback proxy is fine,
+	// a loopback mail server is not when private targets are off.
+	guarded := testservers.StartSOCKS5(t, "", "")
+	cfg := w.config(t, map[string]string{"SMTP_PROXY": "socks5://" + guarded.Addr})
+	cfg.Targets = netguard.PublicOnly
+	if r := w.handlerOf(t, cfg).Verify(context.Background(), "alice@ok.test", false); r.Reachable != job.ReachableUnknown ||
+		!strings.Contains(r.SMTP.Error, "refused target") || guarded.Conns.Load() != 0 {
+		t.Errorf("private target through the proxy: %s %q, proxy clients %d", r.Reachable, r.SMTP.Error, guarded.Conns.Load())
+	}
+
+	down := testservers.StartSOCKS5(t, "", "")
+	down.Stop()
+	wrong := testservers.StartSOCKS5(t, "probe", "other")
+	for name, url := range map[string]string{"down": "socks5://" + down.Addr, "wrong password": "socks5://probe:s3cret@" + wrong.Addr} {
+		before := w.ok.Conns.Load()
+		r := w.handler(t, map[string]string{"SMTP_PROXY": url}).Verify(context.Background(), "alice@ok.test", false)
+		if r.Reachable != job.ReachableUnknown || r.SMTP.Error == "" || w.ok.Conns.Load() != before {
+			t.Errorf("proxy %s: %s %q", name, r.Reachable, r.SMTP.Error)
+		}
+		if name == "down" && !strings.Contains(r.SMTP.Error, "SMTP proxy") {
+			t.Errorf("proxy down: reason %q does not name the proxy", r.SMTP.Error)
+		}
+	}
+}
+
 func TestConfig(t *testing.T) {
 	var c Config
 	if err := config.Load(config.Map(nil), &c); err != nil {
@@ -378,11 +500,12 @@ func TestConfig(t *testing.T) {
 		"EMAILCHECK_PER_SERVER": "0",
 		"EMAILCHECK_TIMEOUT":    "forever",
 		"EMAILCHECK_LISTS_DIR":  "/nonexistent/lists",
+		"SMTP_PROXY":            "socks5h://proxy.example:1080",
 	}), &c)
 	if err == nil {
 		t.Fatal("bad values accepted")
 	}
-	for _, name := range []string{"SMTP_PORT", "SMTP_FROM", "SMTP_HELO", "EMAILCHECK_PER_SERVER", "EMAILCHECK_TIMEOUT", "EMAILCHECK_LISTS_DIR"} {
+	for _, name := range []string{"SMTP_PORT", "SMTP_FROM", "SMTP_HELO", "EMAILCHECK_PER_SERVER", "EMAILCHECK_TIMEOUT", "EMAILCHECK_LISTS_DIR", "SMTP_PROXY"} {
 		if !strings.Contains(err.Error(), name) {
 			t.Errorf("error does not name %s: %v", name, err)
 		}

@@ -11,7 +11,6 @@ import (
 	"os"
 
 	"github.com/google/uuid"
-	"github.com/valyala/fasthttp"
 
 	"github.com/surveyor/surveyor/pkg/job"
 	"github.com/surveyor/surveyor/pkg/jobstore"
@@ -40,8 +39,7 @@ func main() {
 		addr = "127.0.0.1:8081"
 	}
 	a := &api.API{Jobs: discard{}, Ready: func() error { return nil }}
-	srv := &fasthttp.Server{Handler: a.Handler, ErrorHandler: api.ErrorHandler, Name: "surveyor",
-		MaxRequestBodySize: api.MaxBody}
+	srv := a.Server()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "HTTP_ADDR:", err)

@@ -15,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/valyala/fasthttp"
-
 	"github.com/surveyor/surveyor/pkg/bus"
 	"github.com/surveyor/surveyor/pkg/bus/bustest"
 	"github.com/surveyor/surveyor/pkg/job"
@@ -56,8 +54,9 @@ func start(t *testing.T, withWorkers bool) *system {
 	return startWith(t, bus.Config{}, withWorkers, nil)
 }
 
-// startWith lets a test set the stream limits and a rate limiter.
-func startWith(t *testing.T, cfg bus.Config, withWorkers bool, limit func(*fasthttp.RequestCtx) bool) *system {
+// startWith lets a test set the stream limits and, through set, the
+// API's own settings (rate limiter, target policy).
+func startWith(t *testing.T, cfg bus.Config, withWorkers bool, set func(*api.API)) *system {
 	env := bustest.Start(t, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -72,8 +71,11 @@ func startWith(t *testing.T, cfg bus.Config, withWorkers bool, limit func(*fasth
 			return fmt.Errorf("nats down")
 		}
 		return nil
-	}, Limit: limit}
-	srv := &fasthttp.Server{Handler: a.Handler, ErrorHandler: api.ErrorHandler, MaxRequestBodySize: api.MaxBody}
+	}}
+	if set != nil {
+		set(a)
+	}
+	srv := a.Server()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/surveyor/surveyor/pkg/bus"
+	"github.com/surveyor/surveyor/services/ingest/internal/api"
 	"github.com/surveyor/surveyor/services/ingest/internal/ratelimit"
 )
 
@@ -49,12 +50,14 @@ func TestFullQueueAnswers429UntilWorkersCatchUp(t *testing.T) {
 func TestRateLimitPerClient(t *testing.T) {
 	lim := ratelimit.New(1, nil) // 1/s, bursts of 2
 	var other bool
-	s := startWith(t, bus.Config{}, false, func(c *fasthttp.RequestCtx) bool {
-		peer, _ := netip.AddrFromSlice(c.RemoteIP())
-		if other {
-			peer = netip.MustParseAddr("198.51.100.9")
+	s := startWith(t, bus.Config{}, false, func(a *api.API) {
+		a.Limit = func(c *fasthttp.RequestCtx) bool {
+			peer, _ := netip.AddrFromSlice(c.RemoteIP())
+			if other {
+				peer = netip.MustParseAddr("198.51.100.9")
+			}
+			return lim.Allow(lim.Client(peer.Unmap(), ""), time.Now())
 		}
-		return lim.Allow(lim.Client(peer.Unmap(), ""), time.Now())
 	})
 	codes := []int{}
 	for i := range 3 {

@@ -290,7 +290,7 @@ var targetURL = schema.O(
 		"It needs a host name (letters, digits and hyphens; IDN allowed, converted to punycode) or an IP address, "+
 		"and may carry no user info. At most "+strconv.Itoa(job.MaxURLLength)+" characters as sent and once normalized "+
 		"(lower-case host, default port and fragment dropped). Loopback, private and other non-public IP addresses "+
-		"and localhost are refused unless the server allows private targets (ALLOW_PRIVATE_TARGETS). "+
+		"and localhost are refused unless the server allows them (ALLOW_PRIVATE_TARGETS: all of them, or listed ranges). "+
 		"Answers give the normalized URL.",
 )
 

@@ -1,15 +1,18 @@
 package intake
 
 import (
+	"crypto/sha256"
 	"sync"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/surveyor/surveyor/pkg/job"
 )
 
 // entry is what de-duplication needs to know of the newest job for a key.
 type entry struct {
-	id       string
+	id       uuid.UUID
 	status   job.Status
 	created  time.Time
 	finished time.Time
@@ -21,14 +24,28 @@ type entry struct {
 // jobs waiting in JOBS, so a repeat finds its job without a store read.
 type index struct {
 	mu    sync.RWMutex
-	byKey map[string]entry
+	byKey map[keyDigest]entry
 }
 
-func newIndex() *index { return &index{byKey: map[string]entry{}} }
+// keyDigest stands for a request key in the index: the first 16 bytes of
+// its SHA-256. The index holds every recent job; a digest kept in the
+// map's slot, instead of a key string apart, is one heap object less per
+// job for the garbage collector to mark, and the slots copy faster as the
+// map grows. Two keys sharing a digest would take finding a second
+// preimage of 128 bits.
+type keyDigest [16]byte
+
+func digest(key string) keyDigest {
+	var buf [256]byte // keys are short: no allocation to hash one
+	sum := sha256.Sum256(append(buf[:0], key...))
+	return keyDigest(sum[:16])
+}
+
+func newIndex() *index { return &index{byKey: map[keyDigest]entry{}} }
 
 // lookup returns the job a repeat of key may share: queued, running, or
 // finished within ttl.
-func (x *index) lookup(key string, ttl time.Duration, now time.Time) (entry, bool) {
+func (x *index) lookup(key keyDigest, ttl time.Duration, now time.Time) (entry, bool) {
 	x.mu.RLock()
 	e, ok := x.byKey[key]
 	x.mu.RUnlock()
@@ -46,7 +63,7 @@ func (x *index) lookup(key string, ttl time.Duration, now time.Time) (entry, boo
 
 // put records e unless a newer job (by creation) already holds the key;
 // a job's own updates always land.
-func (x *index) put(key string, e entry) {
+func (x *index) put(key keyDigest, e entry) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if old, ok := x.byKey[key]; ok && old.id != e.id && old.created.After(e.created) {
@@ -58,7 +75,7 @@ func (x *index) put(key string, e entry) {
 // seed records e as put does, except that it never replaces what is already
 // known of the same job: seeding reads older documents than the events and
 // accepts that may have arrived meanwhile.
-func (x *index) seed(key string, e entry) {
+func (x *index) seed(key keyDigest, e entry) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if old, ok := x.byKey[key]; ok && (old.id == e.id || old.created.After(e.created)) {

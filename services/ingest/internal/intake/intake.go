@@ -1,7 +1,8 @@
 // Package intake turns validated requests into stored jobs: it finds the
 // job a repeat may share, publishes new jobs to JOBS (their only durable
-// write), answers GET for jobs that wait there, and estimates when they will
-// be done. A job is answered only once JetStream has acknowledged storing it.
+// write), answers GET from what it knows of each job, and estimates when
+// jobs will be done. A job is answered only once JetStream has acknowledged
+// storing it.
 package intake
 
 import (
@@ -20,7 +21,6 @@ import (
 	"github.com/surveyor/surveyor/pkg/job"
 	"github.com/surveyor/surveyor/pkg/jobstore"
 	"github.com/surveyor/surveyor/pkg/obs"
-	"github.com/surveyor/surveyor/pkg/worker"
 )
 
 // Errors Submit returns; the API maps them to 503 and 429.
@@ -44,7 +44,7 @@ type Intake struct {
 	maxAge   time.Duration
 	log      *slog.Logger
 	index    *index
-	queued   *queued
+	known    *known
 	est      *estimator
 	batch    *batcher
 	replica  string // this process among the ingest replicas
@@ -56,8 +56,9 @@ type Config struct {
 	CacheTTL  time.Duration // how long a finished job answers repeats
 	ResultTTL time.Duration // how long any job is remembered
 	Timeout   time.Duration // longest wait for JetStream's acks (2 s)
-	// MaxQueued bounds the waiting jobs remembered for GET (JOBS's own
-	// message limit is the natural value; default 1,000,000).
+	// MaxQueued bounds the waiting jobs, and the statuses, remembered for
+	// GET (JOBS's own message limit is the natural value; default
+	// 1,000,000).
 	MaxQueued int
 	Log       *slog.Logger
 }
@@ -70,7 +71,8 @@ var (
 )
 
 // New returns an Intake. Run stores its jobs and keeps its view of the
-// system fresh: Submit fails with ErrUnavailable unless Run is running.
+// system fresh: new jobs wait for Run to store them, and once Run has
+// ended Submit fails with ErrUnavailable.
 func New(js jetstream.JetStream, store *jobstore.Store, cfg Config) *Intake {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 2 * time.Second
@@ -82,7 +84,7 @@ func New(js jetstream.JetStream, store *jobstore.Store, cfg Config) *Intake {
 		cfg.MaxQueued = 1_000_000
 	}
 	in := &Intake{js: js, store: store, cacheTTL: cfg.CacheTTL, maxAge: cfg.ResultTTL,
-		log: cfg.Log, index: newIndex(), queued: newQueued(cfg.MaxQueued), est: newEstimator(),
+		log: cfg.Log, index: newIndex(), known: newKnown(cfg.MaxQueued), est: newEstimator(),
 		replica: uuid.NewString(), timeout: cfg.Timeout}
 	in.batch = newBatcher(js.Conn(), in.replica, cfg.Timeout, in.classify)
 	obs.Default.NewGaugeFunc("surveyor_queue_depth", "Jobs in JOBS (queued or in flight), by kind.", "kind",
@@ -101,21 +103,26 @@ func (in *Intake) Submit(ctx context.Context, reqs []job.Request) ([]Outcome, in
 	}
 	now := time.Now().UTC()
 	out := make([]Outcome, len(reqs))
-	byKey := make(map[string]int, len(reqs)) // first request of each key
-	var fresh []*job.Job
-	var freshKeys []string
-	var pending []newJob
+	var byKey map[keyDigest]int // first request of each key, when there are several
+	if len(reqs) > 1 {
+		byKey = make(map[keyDigest]int, len(reqs))
+	}
+	var fresh []newJob
+	var pending []bus.Msg
 	var dedupAhead int64
+	var scratch [512]byte
 	for i, r := range reqs {
-		key := r.Key()
+		key := digest(r.Key())
 		if first, ok := byKey[key]; ok {
 			out[i] = out[first] // repeats inside one request share one job
 			continue
 		}
-		byKey[key] = i
+		if byKey != nil {
+			byKey[key] = i
+		}
 		if !r.Force {
 			if e, ok := in.index.lookup(key, in.cacheTTL, now); ok {
-				out[i] = Outcome{ID: e.id, Status: e.status, Deduplicated: true}
+				out[i] = Outcome{ID: e.id.String(), Status: e.status, Deduplicated: true}
 				if !e.status.Finished() {
 					dedupAhead++
 				}
@@ -123,12 +130,15 @@ func (in *Intake) Submit(ctx context.Context, reqs []job.Request) ([]Outcome, in
 				continue
 			}
 		}
-		j := &job.Job{ID: uuid.NewString(), Kind: r.Kind, Status: job.Queued, URL: r.URL, Email: r.Email,
+		id := uuid.New()
+		j := job.Job{ID: id.String(), Kind: r.Kind, Status: job.Queued, URL: r.URL, Email: r.Email,
 			Options: r.Options, MaxPages: r.MaxPages, Force: r.Force, Created: now}
 		// A new job has no result: its JOBS message is also what GET
-		// shows while it waits.
-		pending = append(pending, newJob{id: j.ID, kind: j.Kind, data: j.AppendJSON(make([]byte, 0, 160+len(j.URL)+len(j.Email)))})
-		fresh, freshKeys = append(fresh, j), append(freshKeys, key)
+		// shows while it waits, and memory holds it as long, so it is
+		// copied out of the scratch buffer at its exact size.
+		pending = append(pending, bus.Msg{Subject: bus.JobSubject(j.Kind), ID: j.ID,
+			Data: bytes.Clone(j.AppendJSON(scratch[:0]))})
+		fresh = append(fresh, newJob{req: i, key: key, id: id})
 		out[i] = Outcome{ID: j.ID, Status: job.Queued}
 	}
 	if len(pending) > 0 {
@@ -136,10 +146,11 @@ func (in *Intake) Submit(ctx context.Context, reqs []job.Request) ([]Outcome, in
 			return nil, 0, err
 		}
 	}
-	for i, j := range fresh {
-		in.index.put(freshKeys[i], entry{id: j.ID, status: job.Queued, created: j.Created})
-		in.queued.add(j.ID, queuedJob{kind: j.Kind, doc: pending[i].data, created: j.Created})
-		acceptedTotal.With(string(j.Kind)).Inc()
+	for n, f := range fresh {
+		k := reqs[f.req].Kind
+		in.index.put(f.key, entry{id: f.id, status: job.Queued, created: now})
+		in.known.add(f.id, waitingJob{kind: k, doc: pending[n].Data, created: now})
+		acceptedTotal.With(string(k)).Inc()
 	}
 	kind := reqs[0].Kind
 	var eta int
@@ -159,27 +170,43 @@ func (in *Intake) classify(err error) error {
 	return fmt.Errorf("%w: %v", ErrUnavailable, err)
 }
 
-// Get returns a job of kind k as GET shows it: what a worker last recorded
-// in the status bucket (with the result once finished); else, for a job
-// still waiting in JOBS, its queued document from memory; else its final
-// document in RESULTS, for a finished job whose status has expired.
+// Get returns a job of kind k as GET shows it, asking the server at most
+// once for a job it has heard of: a waiting job from memory, a finished one
+// from RESULTS, any other from the status bucket. Of a job it has not heard
+// of (a lost accept announcement, a status pushed out of memory, an id that
+// never was) it asks the status bucket, then RESULTS if the job finished or
+// is not there: two requests.
 func (in *Intake) Get(ctx context.Context, k job.Kind, id string) (*job.Job, error) {
-	if _, err := uuid.Parse(id); err != nil {
+	uid, err := uuid.Parse(id)
+	if err != nil {
 		return nil, jobstore.ErrNotFound
 	}
 	if in.js.Conn().Status() != nats.CONNECTED {
 		return nil, ErrUnavailable
 	}
-	j, err := in.store.Get(ctx, id)
-	if errors.Is(err, jobstore.ErrNotFound) {
-		if q, ok := in.queued.get(id); ok && q.kind == k {
-			var j job.Job
-			if err := j.UnmarshalJSON(q.doc); err != nil {
-				return nil, err
-			}
-			return &j, nil
+	w, st, ok := in.known.lookup(uid)
+	var j *job.Job
+	switch {
+	case ok && st.kind != k:
+		return nil, jobstore.ErrNotFound
+	case w.doc != nil:
+		j = new(job.Job)
+		if err := j.UnmarshalJSON(w.doc); err != nil {
+			return nil, err
 		}
+		return j, nil
+	case ok && st.status.Finished():
 		j, err = in.store.Final(ctx, k, id)
+		if errors.Is(err, jobstore.ErrNotFound) {
+			j, err = in.store.Status(ctx, id) // the result aged out first
+		}
+	default:
+		// A status that says finished (a lost event, or one never heard)
+		// is followed by a read of RESULTS.
+		j, err = in.store.Get(ctx, id)
+		if errors.Is(err, jobstore.ErrNotFound) {
+			j, err = in.store.Final(ctx, k, id) // its status expired first
+		}
 	}
 	if err != nil && !errors.Is(err, jobstore.ErrNotFound) {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
@@ -193,18 +220,18 @@ func (in *Intake) Get(ctx context.Context, k job.Kind, id string) (*job.Job, err
 // status bucket and the jobs waiting in JOBS.
 func (in *Intake) Run(ctx context.Context) {
 	nc := in.js.Conn()
-	sub, err := nc.Subscribe(bus.WorkersSubject+".*", func(m *nats.Msg) { in.est.worker(m.Data, time.Now()) })
+	sub, err := nc.Subscribe(bus.AllWorkersSubject, func(m *nats.Msg) { in.est.worker(m.Data, time.Now()) })
 	if err == nil {
 		defer sub.Unsubscribe()
 	}
 	// Subscribe before seeding: an event is never older than what the
 	// bucket or JOBS shows, and seeding does not overwrite what an event
 	// recorded.
-	events, err := nc.Subscribe(worker.EventsSubject+".*", func(m *nats.Msg) { in.statusEvent(m.Data) })
+	events, err := nc.Subscribe(bus.AllEventsSubject, func(m *nats.Msg) { in.statusEvent(m.Data) })
 	if err == nil {
 		defer events.Unsubscribe()
 	}
-	accepted, err := nc.Subscribe(AcceptedSubject, in.acceptedElsewhere)
+	accepted, err := nc.Subscribe(bus.AcceptedSubject, in.acceptedElsewhere)
 	if err == nil {
 		defer accepted.Unsubscribe()
 	}
@@ -214,7 +241,10 @@ func (in *Intake) Run(ctx context.Context) {
 		in.seed(ctx, "status bucket", in.seedFromStatus)
 		in.seed(ctx, "JOBS", in.seedFromJobs)
 	}()
+	batching := make(chan struct{})
+	defer func() { <-batching }() // Submit fails once Run has returned
 	go func() {
+		defer close(batching)
 		if err := in.batch.run(ctx); err != nil {
 			in.log.Error("intake batcher stopped: every submit will fail", "err", err)
 		}
@@ -226,7 +256,7 @@ func (in *Intake) Run(ctx context.Context) {
 		in.refreshDepth(ctx)
 		if time.Since(lastPrune) > time.Minute {
 			in.index.prune(in.cacheTTL, in.maxAge, time.Now())
-			in.queued.prune(in.maxAge, time.Now())
+			in.known.prune(in.maxAge, time.Now())
 			lastPrune = time.Now()
 		}
 		select {
@@ -244,51 +274,50 @@ func (in *Intake) refreshDepth(ctx context.Context) {
 	if err != nil {
 		return
 	}
-	info, err := s.Info(ctx, jetstream.WithSubjectFilter("jobs.>"))
+	info, err := s.Info(ctx, jetstream.WithSubjectFilter(bus.AllJobsSubject))
 	if err != nil {
 		return
 	}
 	for _, k := range job.Kinds {
-		in.est.setDepth(k, int64(info.State.Subjects[job.JobSubject(k)]))
+		in.est.setDepth(k, int64(info.State.Subjects[bus.JobSubject(k)]))
 	}
 }
 
 // statusEvent records a worker's announcement of a job's new status and
 // times finished jobs for the estimates. Any status means the job has left
-// the waiting jobs: the status bucket answers for it from now on.
+// the waiting jobs: the server answers for it from now on.
 func (in *Intake) statusEvent(data []byte) {
-	var j job.Job
-	if j.UnmarshalJSON(data) != nil {
+	j, id, ok := decode(data)
+	if !ok {
 		return
 	}
-	in.queued.started(j.ID, time.Now())
-	e := entryOf(&j)
+	in.known.announced(id, state{kind: j.Kind, status: j.Status, at: time.Now()})
 	if j.Status == job.Completed && j.Started != nil && j.Finished != nil {
 		in.est.observe(j.Kind, j.Finished.Sub(*j.Started))
 	}
-	in.index.put(job.KeyOf(&j), e)
+	in.index.put(digest(job.KeyOf(&j)), entryOf(&j, id))
 }
 
 // acceptedElsewhere learns the jobs another ingest replica stored.
 func (in *Intake) acceptedElsewhere(m *nats.Msg) {
-	if m.Header.Get(AnnouncerHeader) == in.replica {
+	replica, docs := bus.Accepted(m)
+	if replica == in.replica {
 		return // ours: already known
 	}
-	for doc := range bytes.SplitSeq(m.Data, []byte{'\n'}) {
-		// A copy: a slice would keep the whole message alive.
-		in.waiting(bytes.Clone(doc), in.index.put)
+	for doc := range docs {
+		in.waiting(doc, in.index.put)
 	}
 }
 
 // waiting records the queued document of a job stored in JOBS, for GET and
 // for de-duplication (through record).
-func (in *Intake) waiting(doc []byte, record func(string, entry)) bool {
-	var j job.Job
-	if j.UnmarshalJSON(doc) != nil || j.Status != job.Queued {
+func (in *Intake) waiting(doc []byte, record func(keyDigest, entry)) bool {
+	j, id, ok := decode(doc)
+	if !ok || j.Status != job.Queued {
 		return false
 	}
-	in.queued.add(j.ID, queuedJob{kind: j.Kind, doc: doc, created: j.Created})
-	record(job.KeyOf(&j), entryOf(&j))
+	in.known.add(id, waitingJob{kind: j.Kind, doc: doc, created: j.Created})
+	record(digest(job.KeyOf(&j)), entryOf(&j, id))
 	return true
 }
 
@@ -324,11 +353,12 @@ func (in *Intake) seedFromStatus(ctx context.Context) (int, error) {
 		if upd == nil {
 			return n, nil // the initial values are all delivered
 		}
-		var j job.Job
-		if j.UnmarshalJSON(upd.Value()) != nil {
+		j, id, ok := decode(upd.Value())
+		if !ok {
 			continue
 		}
-		in.index.seed(job.KeyOf(&j), entryOf(&j))
+		in.index.seed(digest(job.KeyOf(&j)), entryOf(&j, id))
+		in.known.seed(id, state{kind: j.Kind, status: j.Status, at: time.Now()})
 		n++
 	}
 	return n, errors.New("status watch ended before the initial values")
@@ -338,16 +368,8 @@ func (in *Intake) seedFromStatus(ctx context.Context) (int, error) {
 // de-duplication: jobs accepted before this process started, here or by
 // another replica.
 func (in *Intake) seedFromJobs(ctx context.Context) (int, error) {
-	s, err := in.js.Stream(ctx, bus.JobsStream)
-	if err != nil {
-		return 0, err
-	}
-	st := s.CachedInfo().State
-	if st.Msgs == 0 {
-		return 0, nil
-	}
 	n := 0
-	err = scanJobs(ctx, in.js.Conn(), st.FirstSeq, st.LastSeq, in.timeout, func(m *nats.Msg) {
+	err := bus.ScanStream(ctx, in.js, bus.JobsStream, in.timeout, func(m *nats.Msg) {
 		if in.waiting(m.Data, in.index.seed) {
 			n++
 		}
@@ -355,8 +377,25 @@ func (in *Intake) seedFromJobs(ctx context.Context) (int, error) {
 	return n, err
 }
 
-func entryOf(j *job.Job) entry {
-	e := entry{id: j.ID, status: j.Status, created: j.Created}
+// newJob is a request of a Submit that gets a new job.
+type newJob struct {
+	req int // its index in the Submit
+	key keyDigest
+	id  uuid.UUID
+}
+
+// decode reads a job document another process wrote; one without a valid
+// id is of no use.
+func decode(doc []byte) (j job.Job, id uuid.UUID, ok bool) {
+	if j.UnmarshalJSON(doc) != nil {
+		return j, id, false
+	}
+	id, err := uuid.Parse(j.ID)
+	return j, id, err == nil
+}
+
+func entryOf(j *job.Job, id uuid.UUID) entry {
+	e := entry{id: id, status: j.Status, created: j.Created}
 	if j.Finished != nil {
 		e.finished = *j.Finished
 	}

@@ -177,7 +177,7 @@ func TestFullQueueFailsOnlyTheJobsThatDoNotFit(t *testing.T) {
 	if keys, err := in.store.KV().Keys(context.Background()); !errors.Is(err, jetstream.ErrNoKeysFound) {
 		t.Fatalf("status bucket holds %d keys (%v), want none", len(keys), err)
 	}
-	if n := in.queued.len(); n != room {
+	if n := in.known.waitingLen(); n != room {
 		t.Fatalf("%d jobs remembered as waiting, want %d", n, room)
 	}
 	// A repeat of a refused request is not deduplicated to a job that
@@ -192,4 +192,38 @@ func sorted(s []string) []string {
 	c := slices.Clone(s)
 	slices.Sort(c)
 	return c
+}
+
+// Once Run has ended, a request fails at once instead of waiting for a
+// batch that will never be sent.
+func TestSubmitAfterRunEndsFails(t *testing.T) {
+	env := bustest.Start(t, bus.Config{})
+	_, js := env.ConnectInProcess(t, "intake")
+	in, stop := runIntake(t, js)
+	if _, _, err := in.Submit(context.Background(), []job.Request{scan("https://before.example/")}); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	start := time.Now()
+	_, _, err := in.Submit(context.Background(), []job.Request{scan("https://after.example/")})
+	if !errors.Is(err, ErrUnavailable) || time.Since(start) > time.Second {
+		t.Fatalf("submit after Run ended: %v after %s", err, time.Since(start))
+	}
+	if ids := jobsInStream(t, env); len(ids) != 1 {
+		t.Fatalf("JOBS holds %d jobs, want the one accepted", len(ids))
+	}
+}
+
+// A request whose batch is never answered gives up after the timeout.
+func TestSubmissionWithoutAnswerGivesUp(t *testing.T) {
+	const timeout = 100 * time.Millisecond
+	b := newBatcher(nil, "replica", timeout, func(err error) error { return err })
+	stop := make(chan struct{})
+	defer close(stop)
+	go b.ticking(stop) // the clock of run, without run: nothing is answered
+	start := time.Now()
+	err := b.store(context.Background(), []bus.Msg{{Subject: "jobs.scan", ID: "1", Data: []byte("{}")}})
+	if waited := time.Since(start); !errors.Is(err, ErrUnavailable) || waited < timeout || waited > 3*timeout {
+		t.Fatalf("%v after %s, want ErrUnavailable after %s", err, waited, timeout)
+	}
 }

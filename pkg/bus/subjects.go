@@ -1,0 +1,81 @@
+package bus
+
+import "github.com/surveyor/surveyor/pkg/job"
+
+// Subjects of the streams (contract §5). A job kind is the last token of
+// its subjects, before the id where there is one.
+const (
+	// AllJobsSubject matches every JobSubject.
+	AllJobsSubject = "jobs.*"
+	// AllResultsSubject is what RESULTS stores, and what other systems
+	// subscribe to.
+	AllResultsSubject = "results.>"
+	// AllDeadLettersSubject is what DEADLETTER stores.
+	AllDeadLettersSubject = "deadletter.>"
+)
+
+// Subjects of Surveyor's own announcements: core NATS, not persisted, so a
+// lost one only makes a process's view of the others older.
+const (
+	// AllWorkersSubject matches every WorkersSubject.
+	AllWorkersSubject = "surveyor.workers.*"
+	// AllEventsSubject matches every EventSubject.
+	AllEventsSubject = "surveyor.events.*"
+	// AcceptedSubject is where each ingest replica announces the jobs it
+	// stored in JOBS (see Announce).
+	AcceptedSubject = "surveyor.accepted"
+)
+
+// Headers Surveyor sets besides JetStream's own.
+const (
+	// AnnouncerHeader names the ingest replica of an accepted announcement.
+	AnnouncerHeader = "Surveyor-Ingest"
+	// JobIDHeader carries the job id of a dead letter.
+	JobIDHeader = "Surveyor-Job-Id"
+)
+
+// kindSubjects holds the subjects of one kind.
+type kindSubjects struct{ jobs, results, deadLetter, workers, events string }
+
+func subjectsFor(k job.Kind) kindSubjects {
+	return kindSubjects{
+		jobs:       "jobs." + string(k),
+		results:    "results." + string(k) + ".",
+		deadLetter: "deadletter." + string(k),
+		workers:    "surveyor.workers." + string(k),
+		events:     "surveyor.events." + string(k),
+	}
+}
+
+// known holds the subjects of every kind, made once: they are on the path
+// of every job.
+var known = func() map[job.Kind]kindSubjects {
+	m := make(map[job.Kind]kindSubjects, len(job.Kinds))
+	for _, k := range job.Kinds {
+		m[k] = subjectsFor(k)
+	}
+	return m
+}()
+
+func of(k job.Kind) kindSubjects {
+	if s, ok := known[k]; ok {
+		return s
+	}
+	return subjectsFor(k)
+}
+
+// JobSubject is the JOBS subject of a kind: jobs.<kind>.
+func JobSubject(k job.Kind) string { return of(k).jobs }
+
+// ResultSubject is the RESULTS subject of one job: results.<kind>.<id>.
+func ResultSubject(k job.Kind, id string) string { return of(k).results + id }
+
+// DeadLetterSubject is the DEADLETTER subject of a kind: deadletter.<kind>.
+func DeadLetterSubject(k job.Kind) string { return of(k).deadLetter }
+
+// WorkersSubject is where the workers of a kind announce their capacity.
+func WorkersSubject(k job.Kind) string { return of(k).workers }
+
+// EventSubject is where workers announce each status change of a job of a
+// kind, with its status document.
+func EventSubject(k job.Kind) string { return of(k).events }
