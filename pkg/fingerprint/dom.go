@@ -391,7 +391,11 @@ func (e *Engine) matchDOM(sc *scratch, ev *Evidence, prefilter bool) {
 	if len(sc.domCands) == 0 {
 		return
 	}
-	tree := buildTree(page)
+	withText := false
+	for _, gi := range sc.domCands {
+		withText = withText || e.dom[gi].needsText(e)
+	}
+	tree := buildTree(page, withText)
 	for _, gi := range sc.domCands {
 		g := &e.dom[gi]
 		for ai := range g.sel.alts {
@@ -400,6 +404,19 @@ func (e *Engine) matchDOM(sc *scratch, ev *Evidence, prefilter bool) {
 			}
 		}
 	}
+}
+
+// needsText: g reads text nodes, by a text check or by :empty.
+func (g *domGroup) needsText(e *Engine) bool {
+	if strings.Contains(g.sel.text, ":empty") {
+		return true
+	}
+	for _, pid := range g.pats {
+		if e.pats[pid].domCheck == domText {
+			return true
+		}
+	}
+	return false
 }
 
 // settled: every pattern of g has matched on this page and has no version

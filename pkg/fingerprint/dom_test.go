@@ -26,7 +26,8 @@ const domTechs = `{
 	"Listed": {"cats": [12], "dom": ["meta[name='listed-app']", "x-listed > span"]},
 	"Attr": {"cats": [12], "dom": {"link[data-attr-kit]": {"attributes": {"href": "attr-kit-([\\d.]+)\\.css\\;version:\\1"}}}},
 	"Texted": {"cats": [12], "dom": {".credits a": {"text": "^Texted v([\\d.]+)$\\;version:\\1"}}},
-	"Propped": {"cats": [12], "dom": {"#prop": {"properties": {"_reactRoot": ""}}}}
+	"Propped": {"cats": [12], "dom": {"#prop": {"properties": {"_reactRoot": ""}}}},
+	"Emptied": {"cats": [12], "dom": "div.slot:empty"}
 }`
 
 func TestDOMChecks(t *testing.T) {
@@ -47,6 +48,8 @@ func TestDOMChecks(t *testing.T) {
 		{"text of descendants", `<p class="credits">Made with <a href="/">Texted <b>v3.2</b></a></p>`, "Texted", "3.2"},
 		{"text anchored", `<p class="credits"><a>Texted v3.2 and more</a></p>`, "", ""},
 		{"text outside the element", `<p class="credits"><a>Texted</a> v3.2</p>`, "", ""},
+		{":empty sees text", `<div class="slot">x</div>`, "", ""},
+		{":empty", `<div class="slot"></div><p>text</p>`, "Emptied", ""},
 		{"properties need a browser", `<div id="prop"></div>`, "", ""},
 	} {
 		ev := &Evidence{}
@@ -70,7 +73,7 @@ func TestDOMChecks(t *testing.T) {
 		}
 	}
 	r := db.Report()
-	if r.Patterns["dom"] != 6 || r.NeedingBrowser != 1 || r.NotEvaluated != 1 || r.Evaluated != 5 {
+	if r.Patterns["dom"] != 7 || r.NeedingBrowser != 1 || r.NotEvaluated != 1 || r.Evaluated != 6 {
 		t.Errorf("report %+v", r)
 	}
 }
@@ -149,7 +152,7 @@ const hostileTechs = `{
 func TestDOMHostilePage(t *testing.T) {
 	e, _ := domEngine(t, hostileTechs)
 	page := hostilePage(100_000, true)
-	tree := buildTree(page)
+	tree := buildTree(page, true)
 	if len(tree.elems) != 100_002 {
 		t.Fatalf("%d elements", len(tree.elems))
 	}

@@ -137,7 +137,9 @@ var voidElements = map[string]bool{"area": true, "base": true, "br": true, "col"
 var closesSame = map[string]string{"li": "li", "p": "p", "dt": "dd", "dd": "dd", "option": "option",
 	"tr": "tr", "td": "td", "th": "td"}
 
-func buildTree(page string) *domTree {
+// buildTree builds page's tree; without withText it leaves out text
+// nodes, which only text checks and :empty read.
+func buildTree(page string, withText bool) *domTree {
 	t := &domTree{doc: html.Node{Type: html.DocumentNode}}
 	lx := lexer{b: []byte(page), want: &noAttrs, keepSpans: true}
 	stack := []*html.Node{&t.doc}
@@ -159,7 +161,8 @@ func buildTree(page string) *domTree {
 		chunk = chunk[1:]
 		return n
 	}
-	var text []string // the text since the last tag: one node, however many tokens
+	var slab []html.Attribute // elements' attributes, carved from shared chunks
+	var text []string         // the text since the last tag: one node, however many tokens
 	flush := func() {
 		if len(text) == 0 {
 			return
@@ -172,6 +175,9 @@ func buildTree(page string) *domTree {
 	for tt := lx.next(); tt != tokEOF; tt = lx.next() {
 		switch tt {
 		case tokText:
+			if !withText {
+				continue
+			}
 			s := page[lx.start:lx.end]
 			if lx.text != textRaw && strings.IndexByte(s, '&') >= 0 || strings.IndexByte(s, '\r') >= 0 || strings.IndexByte(s, 0) >= 0 {
 				s = string(lx.textBytes())
@@ -181,13 +187,17 @@ func buildTree(page string) *domTree {
 			flush()
 			n := node()
 			n.Type, n.Data = html.ElementNode, intern(lx.b[lx.nameStart:lx.nameEnd])
-			n.Attr = make([]html.Attribute, 0, len(lx.spans))
+			if cap(slab)-len(slab) < len(lx.spans) {
+				slab = make([]html.Attribute, 0, max(1024, len(lx.spans)))
+			}
+			start := len(slab)
 			for _, a := range lx.spans {
 				key := intern(lx.b[a.ks:a.ke])
-				if !hasKey(n.Attr, key) {
-					n.Attr = append(n.Attr, html.Attribute{Key: key, Val: attrString(page, a)})
+				if !hasKey(slab[start:], key) {
+					slab = append(slab, html.Attribute{Key: key, Val: attrString(page, a)})
 				}
 			}
+			n.Attr = slab[start:len(slab):len(slab)]
 			if top := stack[len(stack)-1]; len(stack) > 1 && closesSame[top.Data] != "" && closesSame[top.Data] == closesSame[n.Data] {
 				stack = stack[:len(stack)-1]
 			}
