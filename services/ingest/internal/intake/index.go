@@ -61,13 +61,19 @@ func (x *index) lookup(key keyDigest, ttl time.Duration, now time.Time) (entry, 
 	return entry{}, false
 }
 
-// put records e unless a newer job (by creation) already holds the key;
-// a job's own updates always land.
+// put records e unless a newer job (by creation) already holds the key.
+// A job's own updates land, except that a finished job stays finished: a
+// fast worker's events can arrive before ingest records its own accept.
 func (x *index) put(key keyDigest, e entry) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if old, ok := x.byKey[key]; ok && old.id != e.id && old.created.After(e.created) {
-		return
+	if old, ok := x.byKey[key]; ok {
+		if old.id != e.id && old.created.After(e.created) {
+			return
+		}
+		if old.id == e.id && old.status.Finished() && !e.status.Finished() {
+			return
+		}
 	}
 	x.byKey[key] = e
 }
