@@ -1,6 +1,7 @@
 package intake
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -43,27 +44,44 @@ type state struct {
 //
 // Jobs are keyed by their ids' 16 bytes: a map grows and is scanned by the
 // garbage collector faster without a string per key.
+//
+// The waiting jobs' documents are kept in a docArena and the map holds no
+// pointer, so the garbage collector marks a few large chunks instead of one
+// object per waiting job: with hundreds of thousands waiting, marking them
+// one by one stretched every collection, and intake's tail latency with it.
 type known struct {
 	mu      sync.RWMutex
-	waiting map[uuid.UUID]waitingJob
+	waiting map[uuid.UUID]waitingSlot
+	docs    docArena
 	states  map[uuid.UUID]state
 	max     int
 }
 
-func newKnown(max int) *known {
-	return &known{waiting: map[uuid.UUID]waitingJob{}, states: map[uuid.UUID]state{}, max: max}
+// waitingSlot is a waitingJob as known keeps it: without pointers.
+type waitingSlot struct {
+	kind    uint8 // index in job.Kinds
+	doc     docRef
+	created int64 // Unix nanoseconds
 }
 
-// add remembers a waiting job unless a worker already announced it (an
-// announcement or a scan of JOBS may arrive after the worker's event) or
-// the map is full.
+func newKnown(max int) *known {
+	return &known{waiting: map[uuid.UUID]waitingSlot{}, states: map[uuid.UUID]state{}, max: max}
+}
+
+// add remembers a waiting job unless it is already remembered, a worker
+// already announced it (an announcement or a scan of JOBS may arrive after
+// the worker's event) or the map is full.
 func (k *known) add(id uuid.UUID, w waitingJob) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if _, ok := k.waiting[id]; ok {
+		return
+	}
 	if _, ok := k.states[id]; ok || len(k.waiting) >= k.max {
 		return
 	}
-	k.waiting[id] = w
+	k.waiting[id] = waitingSlot{kind: uint8(slices.Index(job.Kinds, w.kind)),
+		doc: k.docs.add(w.doc), created: w.created.UnixNano()}
 }
 
 // lookup returns what is known of a job: its document while it waits, or
@@ -71,7 +89,8 @@ func (k *known) add(id uuid.UUID, w waitingJob) {
 func (k *known) lookup(id uuid.UUID) (w waitingJob, s state, ok bool) {
 	k.mu.RLock()
 	defer k.mu.RUnlock()
-	if w, ok = k.waiting[id]; ok {
+	if ws, ok := k.waiting[id]; ok {
+		w = waitingJob{kind: job.Kinds[ws.kind], doc: k.docs.get(ws.doc), created: time.Unix(0, ws.created)}
 		return w, state{kind: w.kind, status: job.Queued}, true
 	}
 	s, ok = k.states[id]
@@ -82,7 +101,7 @@ func (k *known) lookup(id uuid.UUID) (w waitingJob, s state, ok bool) {
 func (k *known) announced(id uuid.UUID, s state) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	delete(k.waiting, id)
+	k.forgetWaitingLocked(id)
 	k.setLocked(id, s)
 }
 
@@ -94,8 +113,15 @@ func (k *known) seed(id uuid.UUID, s state) {
 	if _, ok := k.states[id]; ok {
 		return
 	}
-	delete(k.waiting, id)
+	k.forgetWaitingLocked(id)
 	k.setLocked(id, s)
+}
+
+func (k *known) forgetWaitingLocked(id uuid.UUID) {
+	if ws, ok := k.waiting[id]; ok {
+		k.docs.release(ws.doc)
+		delete(k.waiting, id)
+	}
 }
 
 func (k *known) setLocked(id uuid.UUID, s state) {
@@ -113,8 +139,8 @@ func (k *known) prune(maxAge time.Duration, now time.Time) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	for id, w := range k.waiting {
-		if now.Sub(w.created) >= maxAge {
-			delete(k.waiting, id)
+		if now.Sub(time.Unix(0, w.created)) >= maxAge {
+			k.forgetWaitingLocked(id)
 		}
 	}
 	for id, s := range k.states {
