@@ -2,6 +2,7 @@ package intake
 
 import (
 	"crypto/sha256"
+	"slices"
 	"sync"
 	"time"
 
@@ -11,12 +12,27 @@ import (
 )
 
 // entry is what de-duplication needs to know of the newest job for a key.
+// It holds no pointer, so the collector need not look inside the map,
+// which holds every recent job (see known).
 type entry struct {
 	id       uuid.UUID
-	status   job.Status
-	created  time.Time
-	finished time.Time
+	st       uint8 // index in statuses
+	created  int64 // Unix nanoseconds
+	finished int64 // Unix nanoseconds; 0 until the job ends
 }
+
+// statuses are the job statuses an entry can hold, by code.
+var statuses = []job.Status{job.Queued, job.Running, job.Completed, job.Failed}
+
+func newEntry(id uuid.UUID, s job.Status, created, finished time.Time) entry {
+	e := entry{id: id, st: uint8(slices.Index(statuses, s)), created: created.UnixNano()}
+	if !finished.IsZero() {
+		e.finished = finished.UnixNano()
+	}
+	return e
+}
+
+func (e entry) status() job.Status { return statuses[e.st] }
 
 // index maps request keys to their newest job. Every ingest replica keeps
 // its own, fed by its accepts, the other replicas' announced accepts, the
@@ -52,11 +68,11 @@ func (x *index) lookup(key keyDigest, ttl time.Duration, now time.Time) (entry, 
 	if !ok {
 		return entry{}, false
 	}
-	switch e.status {
+	switch e.status() {
 	case job.Queued, job.Running:
 		return e, true
 	case job.Completed, job.Failed:
-		return e, now.Sub(e.finished) < ttl
+		return e, now.UnixNano()-e.finished < int64(ttl)
 	}
 	return entry{}, false
 }
@@ -68,10 +84,10 @@ func (x *index) put(key keyDigest, e entry) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if old, ok := x.byKey[key]; ok {
-		if old.id != e.id && old.created.After(e.created) {
+		if old.id != e.id && old.created > e.created {
 			return
 		}
-		if old.id == e.id && old.status.Finished() && !e.status.Finished() {
+		if old.id == e.id && old.status().Finished() && !e.status().Finished() {
 			return
 		}
 	}
@@ -84,7 +100,7 @@ func (x *index) put(key keyDigest, e entry) {
 func (x *index) seed(key keyDigest, e entry) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if old, ok := x.byKey[key]; ok && (old.id == e.id || old.created.After(e.created)) {
+	if old, ok := x.byKey[key]; ok && (old.id == e.id || old.created > e.created) {
 		return
 	}
 	x.byKey[key] = e
@@ -95,7 +111,7 @@ func (x *index) prune(ttl, maxAge time.Duration, now time.Time) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	for k, e := range x.byKey {
-		if (e.status.Finished() && now.Sub(e.finished) >= ttl) || now.Sub(e.created) >= maxAge {
+		if (e.status().Finished() && now.UnixNano()-e.finished >= int64(ttl)) || now.UnixNano()-e.created >= int64(maxAge) {
 			delete(x.byKey, k)
 		}
 	}

@@ -122,8 +122,8 @@ func (in *Intake) Submit(ctx context.Context, reqs []job.Request) ([]Outcome, in
 		}
 		if !r.Force {
 			if e, ok := in.index.lookup(key, in.cacheTTL, now); ok {
-				out[i] = Outcome{ID: e.id.String(), Status: e.status, Deduplicated: true}
-				if !e.status.Finished() {
+				out[i] = Outcome{ID: e.id.String(), Status: e.status(), Deduplicated: true}
+				if !e.status().Finished() {
 					dedupAhead++
 				}
 				dedupTotal.With(string(r.Kind)).Inc()
@@ -148,7 +148,7 @@ func (in *Intake) Submit(ctx context.Context, reqs []job.Request) ([]Outcome, in
 	}
 	for n, f := range fresh {
 		k := reqs[f.req].Kind
-		in.index.put(f.key, entry{id: f.id, status: job.Queued, created: now})
+		in.index.put(f.key, newEntry(f.id, job.Queued, now, time.Time{}))
 		in.known.add(f.id, waitingJob{kind: k, doc: pending[n].Data, created: now})
 		acceptedTotal.With(string(k)).Inc()
 	}
@@ -395,9 +395,9 @@ func decode(doc []byte) (j job.Job, id uuid.UUID, ok bool) {
 }
 
 func entryOf(j *job.Job, id uuid.UUID) entry {
-	e := entry{id: id, status: j.Status, created: j.Created}
+	var finished time.Time
 	if j.Finished != nil {
-		e.finished = *j.Finished
+		finished = *j.Finished
 	}
-	return e
+	return newEntry(id, j.Status, j.Created, finished)
 }
