@@ -32,7 +32,10 @@ func main() {
 	ctx, stop := service.Signals()
 	defer stop()
 
-	var opts []nats.Option
+	// NoEcho: ingest reads what workers and other replicas publish, never
+	// its own messages, and its accept announcements would otherwise all
+	// come back to it.
+	opts := []nats.Option{nats.NoEcho()}
 	if cfg.Embedded {
 		srv, err := bus.StartEmbedded(p.Common.NATSURL, cfg.DataDir)
 		if err != nil {
