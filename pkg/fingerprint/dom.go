@@ -370,14 +370,10 @@ func (e *Engine) matchDOM(sc *scratch, ev *Evidence, prefilter bool) {
 	if len(e.dom) == 0 || ev.HTML == "" {
 		return
 	}
-	page := ev.HTML
-	if !utf8.ValidString(page) {
-		page = strings.ToValidUTF8(page, "\uFFFD")
-	}
 	seen := ev.dom
 	if seen == nil && prefilter {
 		sc.seen = domSeen{}
-		summarize(page, &sc.seen)
+		summarize(validUTF8(ev.HTML), &sc.seen)
 		seen = &sc.seen
 	}
 	sc.domCands = sc.domCands[:0]
@@ -395,7 +391,7 @@ func (e *Engine) matchDOM(sc *scratch, ev *Evidence, prefilter bool) {
 	for _, gi := range sc.domCands {
 		withText = withText || e.dom[gi].needsText(e)
 	}
-	tree := buildTree(page, withText)
+	tree := buildTree(validUTF8(ev.HTML), withText)
 	for _, gi := range sc.domCands {
 		g := &e.dom[gi]
 		for ai := range g.sel.alts {
@@ -404,6 +400,16 @@ func (e *Engine) matchDOM(sc *scratch, ev *Evidence, prefilter bool) {
 			}
 		}
 	}
+}
+
+// validUTF8 returns page with invalid bytes replaced by U+FFFD, for the
+// tree. Only pages with a candidate selector pay for the check: most have
+// none.
+func validUTF8(page string) string {
+	if utf8.ValidString(page) {
+		return page
+	}
+	return strings.ToValidUTF8(page, "\uFFFD")
 }
 
 // needsText: g reads text nodes, by a text check or by :empty.
