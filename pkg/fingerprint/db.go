@@ -61,9 +61,9 @@ func Builtin() (*DB, error) {
 
 // LoadDir reads every *.json below dir (FINGERPRINTS_DIR): files named
 // categories.json hold categories, the rest technologies. A technology
-// defined more than once (in two files, or under names that differ only in
-// case) is merged into its first definition, in the order of file paths and
-// then of each file, with a problem that says so. Patterns that cannot be
+// defined more than once (in two files, or under names of one slug) is
+// merged into its first definition, in the order of file paths and then of
+// each file, with a problem that says so. Patterns that cannot be
 // used are listed in the report, not returned as errors.
 func LoadDir(dir string) (*DB, error) {
 	db, err := loadFS(os.DirFS(dir), ".")

@@ -43,8 +43,9 @@ type Detection struct {
 }
 
 // Technology is one technology of the database: one definition, or several
-// merged (two layers, or names that differ only in case). Its patterns are
-// private: callers list and show technologies, the Engine matches them.
+// merged (two layers, or names that differ only in case or punctuation:
+// one slug). Its patterns are private: callers list and show
+// technologies, the Engine matches them.
 type Technology struct {
 	Name        string   `json:"name"`
 	Slug        string   `json:"slug"`
