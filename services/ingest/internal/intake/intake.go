@@ -173,7 +173,8 @@ func (in *Intake) classify(err error) error {
 
 // Get returns a job of kind k as GET shows it, asking the server at most
 // once for a job it has heard of: a waiting job from memory, a finished one
-// from RESULTS, any other from the status bucket. Of a job it has not heard
+// from RESULTS (then the status bucket, should the result have aged out
+// first), any other from the status bucket. Of a job it has not heard
 // of (a lost accept announcement, a status pushed out of memory, an id that
 // never was) it asks the status bucket, then RESULTS if the job finished or
 // is not there: two requests.
