@@ -39,11 +39,12 @@ func Announce(nc *nats.Conn, replica string, stored []Msg) {
 var bodies = sync.Pool{New: func() any { return new([]byte) }}
 
 // Accepted reads an announcement: the replica that sent it and its
-// documents, each a copy (a slice would keep the whole message alive).
+// documents, slices of the message's body. A caller that keeps one copies
+// it (ingest copies a waiting job's document into its arena).
 func Accepted(m *nats.Msg) (replica string, docs iter.Seq[[]byte]) {
 	return m.Header.Get(AnnouncerHeader), func(yield func([]byte) bool) {
 		for doc := range bytes.SplitSeq(m.Data, []byte{'\n'}) {
-			if !yield(bytes.Clone(doc)) {
+			if !yield(doc) {
 				return
 			}
 		}

@@ -17,6 +17,9 @@ const (
 // ScanOptions lists every option in canonical order.
 var ScanOptions = []Option{OptionTechnologies, OptionHeaders, OptionTLS, OptionDNS, OptionSecurity, OptionEmails}
 
+// Enum lists the options in canonical order.
+func (Option) Enum() []string { return enum(ScanOptions) }
+
 // AllOptions, in a request, stands for every option.
 const AllOptions = "all"
 

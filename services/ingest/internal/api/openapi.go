@@ -312,18 +312,10 @@ var requestFields = map[string]*schema.Object{
 		"description", "start a new job even when an equal one is queued, running or finished within CACHE_TTL"),
 	"options": schema.O("type", []string{"array", "null"},
 		"description", fmt.Sprintf("the sections to add to the result; %q stands for every one, none means %q", job.AllOptions, job.DefaultOption),
-		"items", schema.O("type", "string", "enum", append(optionNames(), job.AllOptions))),
+		"items", schema.O("type", "string", "enum", append(job.Option.Enum(""), job.AllOptions))),
 	"max_pages": schema.O("type", []string{"integer", "null"},
 		"minimum", 1, "maximum", job.MaxMaxPages, "default", job.DefaultMaxPages,
 		"description", "the most pages to fetch and list"),
-}
-
-func optionNames() []string {
-	names := make([]string, len(job.ScanOptions))
-	for i, o := range job.ScanOptions {
-		names[i] = string(o)
-	}
-	return names
 }
 
 // jobSchema is the job document of one kind: job.Job's fields that kind
@@ -354,7 +346,7 @@ func (b *builder) jobSchema(g getOp) *schema.Object {
 	props.Set("kind", schema.O("type", "string", "enum", []string{string(g.kind)}))
 	props.Set("attempts", schema.O("type", "integer", "minimum", 0))
 	if slices.Contains(g.params, "options") {
-		props.Set("options", schema.O("type", "array", "minItems", 1, "items", schema.O("type", "string", "enum", optionNames())))
+		props.Set("options", schema.O("type", "array", "minItems", 1, "items", schema.O("type", "string", "enum", job.Option.Enum(""))))
 	}
 	if slices.Contains(g.params, "max_pages") {
 		props.Set("max_pages", schema.O("type", "integer", "minimum", 1, "maximum", job.MaxMaxPages))

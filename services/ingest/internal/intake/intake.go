@@ -134,8 +134,9 @@ func (in *Intake) Submit(ctx context.Context, reqs []job.Request) ([]Outcome, in
 		j := job.Job{ID: id.String(), Kind: r.Kind, Status: job.Queued, URL: r.URL, Email: r.Email,
 			Options: r.Options, MaxPages: r.MaxPages, Force: r.Force, Created: now}
 		// A new job has no result: its JOBS message is also what GET
-		// shows while it waits, and memory holds it as long, so it is
-		// copied out of the scratch buffer at its exact size.
+		// shows while it waits (known copies it into its arena). The
+		// batcher holds each message until it is stored, so each is
+		// copied out of the scratch buffer.
 		pending = append(pending, bus.Msg{Subject: bus.JobSubject(j.Kind), ID: j.ID,
 			Data: bytes.Clone(j.AppendJSON(scratch[:0]))})
 		fresh = append(fresh, newJob{req: i, key: key, id: id})
@@ -172,7 +173,8 @@ func (in *Intake) classify(err error) error {
 
 // Get returns a job of kind k as GET shows it, asking the server at most
 // once for a job it has heard of: a waiting job from memory, a finished one
-// from RESULTS, any other from the status bucket. Of a job it has not heard
+// from RESULTS (then the status bucket, should the result have aged out
+// first), any other from the status bucket. Of a job it has not heard
 // of (a lost accept announcement, a status pushed out of memory, an id that
 // never was) it asks the status bucket, then RESULTS if the job finished or
 // is not there: two requests.

@@ -39,20 +39,6 @@ func (o *Object) Get(key string) (any, bool) {
 	return v, ok
 }
 
-// Delete removes a member.
-func (o *Object) Delete(key string) {
-	if _, ok := o.values[key]; !ok {
-		return
-	}
-	delete(o.values, key)
-	for i, k := range o.keys {
-		if k == key {
-			o.keys = append(o.keys[:i], o.keys[i+1:]...)
-			break
-		}
-	}
-}
-
 // Keys lists the members' keys in order.
 func (o *Object) Keys() []string { return o.keys }
 

@@ -220,13 +220,7 @@ func (d *decoder) options() []string {
 }
 
 // optionList names the options for an error message.
-var optionList = func() string {
-	names := make([]string, len(job.ScanOptions))
-	for i, o := range job.ScanOptions {
-		names[i] = string(o)
-	}
-	return strings.Join(names, ", ") + " or " + job.AllOptions
-}()
+var optionList = strings.Join(job.Option.Enum(""), ", ") + " or " + job.AllOptions
 
 func (d *decoder) maxPages() int {
 	raw, ok := d.obj["max_pages"]
