@@ -34,48 +34,18 @@ const (
 	JobIDHeader = "Surveyor-Job-Id"
 )
 
-// kindSubjects holds the subjects of one kind.
-type kindSubjects struct{ jobs, results, deadLetter, workers, events string }
-
-func subjectsFor(k job.Kind) kindSubjects {
-	return kindSubjects{
-		jobs:       "jobs." + string(k),
-		results:    "results." + string(k) + ".",
-		deadLetter: "deadletter." + string(k),
-		workers:    "surveyor.workers." + string(k),
-		events:     "surveyor.events." + string(k),
-	}
-}
-
-// known holds the subjects of every kind, made once: they are on the path
-// of every job.
-var known = func() map[job.Kind]kindSubjects {
-	m := make(map[job.Kind]kindSubjects, len(job.Kinds))
-	for _, k := range job.Kinds {
-		m[k] = subjectsFor(k)
-	}
-	return m
-}()
-
-func of(k job.Kind) kindSubjects {
-	if s, ok := known[k]; ok {
-		return s
-	}
-	return subjectsFor(k)
-}
-
 // JobSubject is the JOBS subject of a kind: jobs.<kind>.
-func JobSubject(k job.Kind) string { return of(k).jobs }
+func JobSubject(k job.Kind) string { return "jobs." + string(k) }
 
 // ResultSubject is the RESULTS subject of one job: results.<kind>.<id>.
-func ResultSubject(k job.Kind, id string) string { return of(k).results + id }
+func ResultSubject(k job.Kind, id string) string { return "results." + string(k) + "." + id }
 
 // DeadLetterSubject is the DEADLETTER subject of a kind: deadletter.<kind>.
-func DeadLetterSubject(k job.Kind) string { return of(k).deadLetter }
+func DeadLetterSubject(k job.Kind) string { return "deadletter." + string(k) }
 
 // WorkersSubject is where the workers of a kind announce their capacity.
-func WorkersSubject(k job.Kind) string { return of(k).workers }
+func WorkersSubject(k job.Kind) string { return "surveyor.workers." + string(k) }
 
 // EventSubject is where workers announce each status change of a job of a
 // kind, with its status document.
-func EventSubject(k job.Kind) string { return of(k).events }
+func EventSubject(k job.Kind) string { return "surveyor.events." + string(k) }

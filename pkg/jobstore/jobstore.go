@@ -1,8 +1,8 @@
 // Package jobstore keeps where each job is once a worker has taken it: its
 // current document in the JOB_STATUS bucket (small: no result) and its
-// final document, result included, once in the RESULTS stream. Workers
-// write it; ingest reads it. A job still waiting in JOBS has neither:
-// ingest answers for it from memory.
+// final document, result included, once in the RESULTS stream (and in
+// DEADLETTER when it failed for good). Workers write it; ingest reads it. A
+// job still waiting in JOBS has neither: ingest answers for it from memory.
 package jobstore
 
 import (
@@ -103,15 +103,32 @@ func (s *Store) Put(ctx context.Context, j *job.Job) ([]byte, error) {
 // is the status document with the result added.
 func (s *Store) Finish(ctx context.Context, j *job.Job) ([]byte, error) {
 	doc := statusDoc(j)
+	return doc, s.finish(ctx, j, doc)
+}
+
+// DeadLetter ends a job that failed for good: its final document goes to
+// deadletter.<kind> first, then is stored as Finish stores it. A failed job
+// has no result, so one encoding serves DEADLETTER, RESULTS and the status.
+func (s *Store) DeadLetter(ctx context.Context, j *job.Job) ([]byte, error) {
+	doc := statusDoc(j)
+	m := nats.NewMsg(bus.DeadLetterSubject(j.Kind))
+	m.Data = doc
+	m.Header.Set(bus.JobIDHeader, j.ID)
+	if _, err := s.js.PublishMsg(ctx, m, jetstream.WithMsgID("dead."+j.ID)); err != nil {
+		return nil, fmt.Errorf("dead-letter: %w", err)
+	}
+	return doc, s.finish(ctx, j, doc)
+}
+
+// finish publishes the final document and then stores doc, the status.
+func (s *Store) finish(ctx context.Context, j *job.Job, doc []byte) error {
 	m := nats.NewMsg(bus.ResultSubject(j.Kind, j.ID))
 	m.Data = withResult(doc, j)
 	if _, err := s.js.PublishMsg(ctx, m, jetstream.WithMsgID(j.ID+"."+string(j.Status))); err != nil {
-		return nil, fmt.Errorf("publish result: %w", err)
+		return fmt.Errorf("publish result: %w", err)
 	}
-	if _, err := s.kv.Put(ctx, j.ID, doc); err != nil {
-		return nil, err
-	}
-	return doc, nil
+	_, err := s.kv.Put(ctx, j.ID, doc)
+	return err
 }
 
 // statusDoc encodes the job without its result.

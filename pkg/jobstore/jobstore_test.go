@@ -79,3 +79,41 @@ func TestStatusChangesAreStoredAsOneDocument(t *testing.T) {
 		t.Fatalf("Status of an unknown id: %v", err)
 	}
 }
+
+// A dead-lettered job's one document lands in DEADLETTER (with its id in a
+// header), in RESULTS and in the bucket, in that order of storing.
+func TestDeadLetterStoresOneDocumentThreeTimes(t *testing.T) {
+	env := bustest.Start(t, bus.Config{})
+	ctx := context.Background()
+	store, err := jobstore.Open(ctx, env.JS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	j := &job.Job{ID: "6f1c2b7e-0c55-4a8e-9d0b-2a8d1e4f9c33", Kind: job.Email, Status: job.Failed,
+		Email: "a@b.example", Created: now, Started: &now, Finished: &now, Attempts: 3, Error: "no answer"}
+	want := j.AppendJSON(nil)
+	doc, err := store.DeadLetter(ctx, j)
+	if err != nil || !bytes.Equal(doc, want) {
+		t.Fatalf("returned %s (%v), want %s", doc, err, want)
+	}
+	for _, c := range []struct{ stream, subject string }{
+		{bus.DeadLetterStream, bus.DeadLetterSubject(j.Kind)},
+		{bus.ResultsStream, bus.ResultSubject(j.Kind, j.ID)},
+	} {
+		s, err := env.JS.Stream(ctx, c.stream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := s.GetLastMsgForSubject(ctx, c.subject)
+		if err != nil || !bytes.Equal(m.Data, want) {
+			t.Fatalf("%s holds %v (%v), want %s", c.subject, m, err, want)
+		}
+		if c.stream == bus.DeadLetterStream && m.Header.Get(bus.JobIDHeader) != j.ID {
+			t.Fatalf("dead letter's id header %q", m.Header.Get(bus.JobIDHeader))
+		}
+	}
+	if e, err := store.KV().Get(ctx, j.ID); err != nil || !bytes.Equal(e.Value(), want) {
+		t.Fatalf("bucket holds %v (%v), want %s", e, err, want)
+	}
+}

@@ -5,10 +5,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-
-	"github.com/surveyor/surveyor/pkg/bus"
 	"github.com/surveyor/surveyor/pkg/job"
 )
 
@@ -16,7 +12,7 @@ import (
 // last allowed attempt. The failed document goes to DEADLETTER, then to
 // RESULTS and the status, and the delivery is acknowledged. If any of that
 // cannot be stored the delivery comes back after retryDelay.
-func deadLetter(js jetstream.JetStream, rec *recorder, maxDeliver int, retryDelay time.Duration, log *slog.Logger) Middleware {
+func deadLetter(rec *recorder, maxDeliver int, retryDelay time.Duration, log *slog.Logger) Middleware {
 	return func(next Handler) Handler {
 		return HandlerFunc(func(ctx context.Context, j *job.Job, p Progress) (any, error) {
 			result, cause := next.Handle(ctx, j, p)
@@ -26,15 +22,8 @@ func deadLetter(js jetstream.JetStream, rec *recorder, maxDeliver int, retryDela
 			log := jobLog(log, j)
 			now := time.Now().UTC()
 			j.Status, j.Finished, j.Error, j.Result, j.Progress = job.Failed, &now, cause.Error(), nil, nil
-			dl := nats.NewMsg(bus.DeadLetterSubject(j.Kind))
-			dl.Data = j.AppendJSON(nil)
-			dl.Header.Set(bus.JobIDHeader, j.ID)
-			if _, err := js.PublishMsg(ctx, dl, jetstream.WithMsgID("dead."+j.ID)); err != nil {
+			if err := rec.deadLetter(ctx, j); err != nil {
 				log.Error("cannot dead-letter: will retry", "err", err)
-				return nil, requeue(retryDelay, err)
-			}
-			if err := rec.finish(ctx, j); err != nil {
-				log.Error("cannot store failure: will retry", "err", err)
 				return nil, requeue(retryDelay, err)
 			}
 			deadTotal.With(string(j.Kind)).Inc()

@@ -46,7 +46,7 @@ func TestDeadLetterEndsFinalFailures(t *testing.T) {
 			dead := metric(t, `surveyor_deadletters_total{kind="sitemap"}`)
 			failed := metric(t, `surveyor_jobs_total{kind="sitemap",status="failed"}`)
 			j := newJob(job.Sitemap, c.attempt)
-			result, err := run(context.Background(), deadLetter(e.JS, e.rec, 3, time.Second, quiet), j, fail(c.err))
+			result, err := run(context.Background(), deadLetter(e.rec, 3, time.Second, quiet), j, fail(c.err))
 			if result != nil || err != nil {
 				t.Fatalf("got %v, %v; want an acknowledgement", result, err)
 			}
@@ -73,12 +73,12 @@ func TestDeadLetterPassesOnWhatIsNotFinal(t *testing.T) {
 	decided := requeue(time.Second, errors.New("handed back"))
 	for _, err := range []error{errors.New("timeout"), decided} {
 		j := newJob(job.Sitemap, 2)
-		if _, got := run(context.Background(), deadLetter(e.JS, e.rec, 3, time.Second, quiet), j, fail(err)); got != err {
+		if _, got := run(context.Background(), deadLetter(e.rec, 3, time.Second, quiet), j, fail(err)); got != err {
 			t.Fatalf("got %v, want %v unchanged", got, err)
 		}
 	}
 	// The last attempt of a job already handed back is no failure either.
-	if _, got := run(context.Background(), deadLetter(e.JS, e.rec, 3, time.Second, quiet), newJob(job.Sitemap, 3), fail(decided)); got != decided {
+	if _, got := run(context.Background(), deadLetter(e.rec, 3, time.Second, quiet), newJob(job.Sitemap, 3), fail(decided)); got != decided {
 		t.Fatalf("got %v", got)
 	}
 	if dl := e.deadLettered(t, job.Sitemap); dl != nil {
@@ -88,7 +88,7 @@ func TestDeadLetterPassesOnWhatIsNotFinal(t *testing.T) {
 
 func TestDeadLetterHandsBackWhenItCannotStore(t *testing.T) {
 	b := newTestEnv(t).broken(t)
-	_, err := run(context.Background(), deadLetter(b.JS, b.rec, 3, 5*time.Second, quiet), newJob(job.Sitemap, 1), fail(Permanent(errors.New("bad"))))
+	_, err := run(context.Background(), deadLetter(b.rec, 3, 5*time.Second, quiet), newJob(job.Sitemap, 1), fail(Permanent(errors.New("bad"))))
 	if d, ok := requeuedAfter(err); !ok || d != 5*time.Second {
 		t.Fatalf("got %v; want the job handed back after 5s", err)
 	}

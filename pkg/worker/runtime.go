@@ -93,7 +93,7 @@ func New(js jetstream.JetStream, store *jobstore.Store, cfg Config, h Handler) *
 		skipFinished(store, log),
 		markRunning(rec, again, log),
 		retry(rec, cfg.Backoff, log),
-		deadLetter(js, rec, cfg.MaxDeliver, again, log),
+		deadLetter(rec, cfg.MaxDeliver, again, log),
 		handBack(rec, log),
 		storeResult(rec, again, log),
 		reportProgress(rec, progressEvery, log),

@@ -41,6 +41,17 @@ func (r *recorder) finish(ctx context.Context, j *job.Job) error {
 	return nil
 }
 
+// deadLetter stores j's final failed document (DEADLETTER, RESULTS, then
+// the status) and announces it.
+func (r *recorder) deadLetter(ctx context.Context, j *job.Job) error {
+	doc, err := r.store.DeadLetter(ctx, j)
+	if err != nil {
+		return err
+	}
+	r.event(j, doc)
+	return nil
+}
+
 // progress stores a running job's progress. It is no change of status, so
 // nothing is announced.
 func (r *recorder) progress(ctx context.Context, j *job.Job) error {
