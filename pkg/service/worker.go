@@ -24,7 +24,9 @@ type Env struct {
 	Log *slog.Logger
 }
 
-// Build makes a worker's handler once NATS is reachable.
+// Build makes a worker's handler once NATS is reachable. A handler that
+// also has a Close method is closed once the worker has stopped and its
+// jobs have ended, so it can hang up connections it pools.
 type Build func(ctx context.Context, env *Env) (worker.Handler, error)
 
 // Worker describes one worker binary.
@@ -93,6 +95,9 @@ func RunWorker(w Worker) {
 	}
 	if err := worker.New(c.JS, c.Jobs, rcfg, h).Run(ctx); err != nil {
 		Fatal(p.Log, "worker", err)
+	}
+	if closer, ok := h.(interface{ Close() }); ok {
+		closer.Close()
 	}
 	p.Log.Info("worker stopped")
 }

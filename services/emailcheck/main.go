@@ -14,19 +14,14 @@ import (
 )
 
 func main() {
-	var h *verify.Handler
-	service.RunWorker(emailcheck(&settings{}, &h))
-	// The runtime has stopped (SIGTERM) and its validations have ended:
-	// say QUIT to the pooled sessions rather than just hanging up.
-	if h != nil {
-		h.Close()
-	}
+	service.RunWorker(emailcheck(&settings{}))
 }
 
-// emailcheck is the emailcheck binary with its settings in cfg; the
-// handler it builds is put in *built. Its EMAILCHECK_CONCURRENCY is the
-// runtime's: validations run inside Handle.
-func emailcheck(cfg *settings, built **verify.Handler) service.Worker {
+// emailcheck is the emailcheck binary with its settings in cfg. Its
+// EMAILCHECK_CONCURRENCY is the runtime's: validations run inside Handle.
+// The runtime closes the handler at shutdown, which says QUIT to the
+// pooled SMTP sessions rather than just hanging up.
+func emailcheck(cfg *settings) service.Worker {
 	return service.Worker{
 		Kind:               job.Email,
 		ConcurrencyVar:     "EMAILCHECK_CONCURRENCY",
@@ -35,9 +30,7 @@ func emailcheck(cfg *settings, built **verify.Handler) service.Worker {
 		Settings:           cfg,
 		Prepare: func(*slog.Logger) (service.Build, error) {
 			return func(context.Context, *service.Env) (worker.Handler, error) {
-				h, err := verify.NewHandler(cfg.Verify)
-				*built = h
-				return h, err
+				return verify.NewHandler(cfg.Verify)
 			}, nil
 		},
 	}
